@@ -1,0 +1,43 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from annotation.importing import import_dataset
+from annotation.models import Membership, Project
+
+DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
+ACCOUNTS = (("manager", Membership.Role.MANAGER), ("annotator", Membership.Role.ANNOTATOR))
+
+
+class Command(BaseCommand):
+    help = "Create the demo project from the team's demo dataset, with a manager and an annotator account."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--password", default="finegrain-demo", help="password of both demo accounts")
+        parser.add_argument("--no-assist", action="store_true", help="skip contextual mapping and pre-labels")
+
+    @transaction.atomic
+    def handle(self, *args, password: str, no_assist: bool, **options):
+        project, _ = Project.objects.get_or_create(
+            slug="demo",
+            defaults={"name": "Demo project", "description": "Six documents written by the finegrain team, "
+                      "three summarizers each, with planted mistakes of every error type."},
+        )
+        result = import_dataset(project=project, data=DEMO_FILE.read_bytes(), filename=DEMO_FILE.name)
+        User = get_user_model()
+        for username, role in ACCOUNTS:
+            user, _ = User.objects.get_or_create(username=username)
+            user.is_staff = role == Membership.Role.MANAGER
+            user.set_password(password)
+            user.save()
+            Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+        self.stdout.write(
+            f"Demo project {project.slug!r}: {result.documents_created} new documents, "
+            f"{result.summaries_created} new summaries."
+        )
+        self.stdout.write(self.style.SUCCESS(
+            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator' with the password {password!r}."
+        ))

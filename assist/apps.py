@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AssistConfig(AppConfig):
+    name = "assist"
+    verbose_name = "AI assistance"

@@ -1,0 +1,246 @@
+"""The import rules of issue 2, exercised through the management command with real files."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.importing import DatasetError, import_dataset
+from annotation.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+SMALL_JSONL = FIXTURES / "small.jsonl"
+SMALL_CSV = FIXTURES / "small.csv"
+
+pytestmark = pytest.mark.django_db
+
+
+def rows() -> list[dict]:
+    return [json.loads(line) for line in SMALL_JSONL.read_text().splitlines()]
+
+
+def write_jsonl(path: Path, items: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def counts() -> tuple[int, ...]:
+    return tuple(
+        model.objects.count() for model in (Document, DocumentSentence, Summary, SummarySentence, KeyFact)
+    )
+
+
+def import_file(path: Path, slug: str = "alpha") -> None:
+    call_command("import_dataset", str(path), "--project", slug, verbosity=0)
+
+
+def import_errors(path: Path, slug: str = "alpha") -> list[str]:
+    project, _ = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
+    with pytest.raises(DatasetError) as excinfo:
+        import_dataset(project=project, data=path.read_bytes(), filename=path.name)
+    return [str(error) for error in excinfo.value.errors]
+
+
+def test_it_imports_jsonl_and_creates_the_project():
+    import_file(SMALL_JSONL, "fresh")
+    project = Project.objects.get(slug="fresh")
+    assert project.documents.count() == 2
+    assert Summary.objects.filter(document__project=project).count() == 4
+    news = project.documents.get(uid="t-news-1")
+    assert news.input_type == "non-dialogue" and news.length == "short"  # computed: 35 words < 900
+    assert [s.text for s in news.sentences.all()] == [
+        "The Harbor Council voted 7-2 on Monday to rebuild the old ferry pier.",
+        "The project will cost 4.2 million dollars, Mayor Ines Okafor said.",
+        "Work starts in May.",
+    ]
+    assert [(k.index, k.origin, k.status) for k in news.keyfacts.all()] == [
+        (0, "imported", "candidate"), (1, "imported", "candidate"),
+    ]
+
+
+def test_it_splits_dialogues_by_speaker_turn_and_keeps_placeholders():
+    import_file(SMALL_JSONL)
+    dialogue = Document.objects.get(uid="t-dial-1")
+    sentences = list(dialogue.sentences.values_list("index", "turn", "speaker", "text"))
+    assert sentences[0] == (0, 0, "USER", "I need a table for two at <TIME_1> on <DAY_1>.")
+    assert sentences[1] == (1, 1, "SYSTEM", "Booked at <PLACE_1>.")
+    assert sentences[3] == (3, 1, "SYSTEM", "Call <PHONENUMBER_1> if plans change.")
+    assert sentences[-1][1:3] == (2, "USER")
+    human = dialogue.keyfacts.get()
+    assert (human.origin, human.status) == ("human", "accepted")
+
+
+def test_it_stores_text_exactly_as_given():
+    import_file(SMALL_JSONL)
+    original = {(row["uid"], row["model"]): row for row in rows()}
+    for summary in Summary.objects.select_related("document"):
+        row = original[(summary.document.uid, summary.model)]
+        assert summary.text == row["summary"]
+        assert summary.document.text == row["document"]
+
+
+def test_it_keeps_given_summary_sentences():
+    import_file(SMALL_JSONL)
+    summary = Summary.objects.get(document__uid="t-dial-1", model="m-good")
+    assert list(summary.sentences.values_list("text", flat=True)) == [
+        "The user booked a table for two at <TIME_1> on <DAY_1>."
+    ]
+
+
+def test_csv_and_jsonl_give_the_same_data():
+    import_file(SMALL_JSONL, "from-jsonl")
+    import_file(SMALL_CSV, "from-csv")
+
+    def snapshot(slug):
+        return sorted(
+            (s.document.uid, s.model, s.text, s.document.text, tuple(s.sentences.values_list("text", flat=True)))
+            for s in Summary.objects.filter(document__project__slug=slug).select_related("document")
+        )
+
+    assert snapshot("from-jsonl") == snapshot("from-csv")
+
+
+def test_reimporting_the_same_file_changes_nothing():
+    import_file(SMALL_JSONL)
+    before = counts()
+    ids = list(SummarySentence.objects.order_by("pk").values_list("pk", "index", "text"))
+    import_file(SMALL_JSONL)
+    import_file(SMALL_CSV)
+    assert counts() == before
+    assert list(SummarySentence.objects.order_by("pk").values_list("pk", "index", "text")) == ids
+
+
+def test_a_reimport_may_add_new_summaries_to_stored_documents(tmp_path):
+    import_file(SMALL_JSONL)
+    extra = dict(rows()[0], model="m-new", summary="A third summary.")
+    import_file(write_jsonl(tmp_path / "more.jsonl", [*rows(), extra]))
+    assert Summary.objects.filter(document__uid="t-news-1").count() == 3
+
+
+def test_a_conflicting_reimport_is_an_error_and_writes_nothing(tmp_path):
+    import_file(SMALL_JSONL)
+    before = counts()
+    changed = rows()
+    for row in changed:
+        if row["uid"] == "t-news-1":
+            row["document"] = row["document"].replace("7-2", "6-3")
+    changed.append(dict(changed[0], model="m-new", summary="New one."))
+    errors = import_errors(write_jsonl(tmp_path / "changed.jsonl", changed))
+    assert "line 1, field 'document': conflicts with the stored document 't-news-1'" in errors[0]
+    assert counts() == before
+    assert not Summary.objects.filter(model="m-new").exists()
+
+
+def test_a_changed_summary_text_conflicts(tmp_path):
+    import_file(SMALL_JSONL)
+    changed = rows()
+    changed[1]["summary"] = "Something else."
+    errors = import_errors(write_jsonl(tmp_path / "changed.jsonl", changed))
+    assert errors == ["line 2, field 'summary': conflicts with the stored summary of 't-news-1' by 'm-bad'"]
+
+
+def test_a_bad_last_row_rolls_back_everything(tmp_path):
+    items = rows()
+    items[-1]["input_type"] = "monologue"
+    path = write_jsonl(tmp_path / "bad-last.jsonl", items)
+    with pytest.raises(CommandError, match="nothing imported: 1 problem"):
+        import_file(path, "rollback")
+    assert counts() == (0, 0, 0, 0, 0)
+    assert not Project.objects.filter(slug="rollback").exists()
+
+
+def test_every_bad_row_is_reported_with_line_and_field(tmp_path):
+    items = rows()
+    del items[0]["domain"]
+    items[1]["model"] = 42
+    items[2]["summary"] = "   "
+    items[3]["pred_keyfact"] = "not a list"
+    errors = import_errors(write_jsonl(tmp_path / "bad.jsonl", items))
+    assert errors == [
+        "line 1, field 'domain': missing required field",
+        "line 2, field 'model': must be a string, got int",
+        "line 3, field 'summary': must not be empty",
+        "line 4, field 'pred_keyfact': must be a list of non-empty strings",
+    ]
+    assert counts() == (0, 0, 0, 0, 0)
+
+
+def test_invalid_utf8_is_reported_with_its_line(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(SMALL_JSONL.read_bytes() + '{"uid": "caf\xe9"}\n'.encode("latin-1"))
+    errors = import_errors(path)
+    assert len(errors) == 1 and errors[0].startswith("line 5: invalid UTF-8 at byte")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n   \n"])
+def test_an_empty_file_is_reported(tmp_path, content):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    assert import_errors(path) == ["file: the file is empty"]
+
+
+def test_broken_json_lines_are_reported(tmp_path):
+    path = tmp_path / "broken.jsonl"
+    path.write_text(SMALL_JSONL.read_text() + '{"uid": "x", \n[1, 2]\n')
+    assert import_errors(path) == [
+        "line 5: not valid JSON (Expecting property name enclosed in double quotes at column 14)",
+        "line 6: expected a JSON object, got list",
+    ]
+
+
+def test_oversized_texts_are_refused(tmp_path, settings):
+    settings.FINEGRAIN_MAX_TEXT_CHARS = 100
+    errors = import_errors(SMALL_JSONL)
+    assert errors[0] == "line 1, field 'document': is 156 characters; the limit is 100 (setting FINEGRAIN_MAX_TEXT_CHARS)"
+    assert len(errors) == 4
+
+
+def test_duplicate_rows_are_refused(tmp_path):
+    items = rows()
+    errors = import_errors(write_jsonl(tmp_path / "dup.jsonl", [*items, items[1]]))
+    assert errors == ["line 5, field 'model': duplicate row: uid 't-news-1' and model 'm-bad' already appear on line 2"]
+
+
+def test_rows_of_one_document_must_agree(tmp_path):
+    items = rows()
+    items[1]["domain"] = "sports"
+    errors = import_errors(write_jsonl(tmp_path / "disagree.jsonl", items))
+    assert errors == ["line 2, field 'domain': differs from line 1 for the same uid 't-news-1'"]
+
+
+def test_unknown_fields_and_bad_choices_are_refused(tmp_path):
+    items = rows()
+    items[0]["colour"] = "blue"
+    items[1]["length"] = "medium"
+    errors = import_errors(write_jsonl(tmp_path / "unknown.jsonl", items))
+    assert errors == [
+        "line 1, field 'colour': unknown field(s): colour",
+        "line 2, field 'length': must be one of ['long', 'short'] (or left out)",
+    ]
+
+
+def test_csv_problems_are_reported(tmp_path):
+    path = tmp_path / "bad.csv"
+    text = SMALL_CSV.read_text()
+    path.write_text(text.replace('[""The council voted 7-2.""', "[not json", 1))
+    errors = import_errors(path)
+    assert len(errors) == 1 and errors[0].endswith("field 'pred_keyfact': must be a JSON array of strings, e.g. [\"a\", \"b\"]")
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("uid,doc_id,summary\nu,d,s\n")
+    assert import_errors(header_only) == [
+        "line 1: the header lacks required column(s): source, domain, input_type, model, document"
+    ]
+
+
+def test_the_command_refuses_missing_files_and_bad_slugs(tmp_path):
+    with pytest.raises(CommandError, match="no such file"):
+        import_file(tmp_path / "nope.jsonl")
+    with pytest.raises(CommandError, match="must be a slug"):
+        import_file(SMALL_JSONL, "Not A Slug")
+
+
+def test_an_unknown_extension_is_refused(tmp_path):
+    path = tmp_path / "data.txt"
+    path.write_bytes(SMALL_JSONL.read_bytes())
+    assert import_errors(path) == ["file: cannot tell the format of 'data.txt': use a .jsonl or .csv file"]

@@ -1,0 +1,138 @@
+"""Project, document and import pages: each view is tried by its manager, an annotator, an outsider, a stranger."""
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from annotation.importing import import_dataset
+from annotation.models import Document, Membership, Project
+
+SMALL_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def imported(project):
+    import_dataset(project=project, data=SMALL_JSONL.read_bytes(), filename="small.jsonl")
+    return project
+
+
+def test_anonymous_users_are_sent_to_log_in(client, imported):
+    for url in (reverse("project_list"), reverse("project_detail", args=["alpha"]),
+                reverse("import_upload", args=["alpha"])):
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+
+
+def test_the_project_list_shows_only_ones_projects(client, imported, manager, outsider):
+    client.force_login(manager)
+    assert b"Alpha" in client.get(reverse("project_list")).content
+    client.force_login(outsider)
+    page = client.get(reverse("project_list")).content
+    assert b"Alpha" not in page and b"Beta" in page
+
+
+def test_it_shows_the_project_to_its_members_only(client, imported, manager, annotator, outsider):
+    url = reverse("project_detail", args=["alpha"])
+    client.force_login(manager)
+    response = client.get(url)
+    assert response.status_code == 200
+    assert b"t-dial-1" in response.content and b"Import a dataset" in response.content
+    client.force_login(annotator)
+    response = client.get(url)
+    assert response.status_code == 200 and b"Import a dataset" not in response.content
+    client.force_login(outsider)
+    assert client.get(url).status_code == 404
+
+
+def test_the_document_page_is_for_managers(client, imported, manager, annotator, outsider):
+    document = Document.objects.get(uid="t-dial-1")
+    url = document.get_absolute_url()
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    client.force_login(outsider)
+    assert client.get(url).status_code == 404
+    client.force_login(manager)
+    assert client.get(url).status_code == 200
+
+
+def test_a_document_of_another_project_is_not_reachable_through_mine(client, imported, manager, other_project):
+    foreign = import_dataset(project=other_project, data=SMALL_JSONL.read_bytes(), filename="small.jsonl")
+    assert foreign.documents_created == 2
+    foreign_document = other_project.documents.first()
+    client.force_login(manager)
+    assert client.get(reverse("document_detail", args=["alpha", foreign_document.pk])).status_code == 404
+
+
+def test_the_document_page_escapes_placeholders_and_markup(client, imported, manager):
+    client.force_login(manager)
+    html = client.get(Document.objects.get(uid="t-dial-1").get_absolute_url()).content.decode()
+    assert "&lt;PHONENUMBER_1&gt;" in html and "<PHONENUMBER_1>" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html and "<script>alert" not in html
+    assert "&lt;p&gt;Bye&lt;/p&gt;" in html
+    assert '<span class="speaker">SYSTEM</span>' in html
+
+
+def test_a_manager_imports_through_the_upload_page(client, project, manager):
+    client.force_login(manager)
+    with SMALL_JSONL.open("rb") as upload:
+        response = client.post(reverse("import_upload", args=["alpha"]), {"file": upload})
+    assert response.status_code == 302
+    assert project.documents.count() == 2
+
+
+def test_the_upload_page_lists_every_problem_escaped(client, project, manager, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"uid": "<b>x</b>"}\n', encoding="utf-8")
+    client.force_login(manager)
+    with bad.open("rb") as upload:
+        response = client.post(reverse("import_upload", args=["alpha"]), {"file": upload})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Nothing was imported: 7 problems" in html
+    assert "missing required field" in html
+    assert project.documents.count() == 0
+
+
+def test_annotators_and_outsiders_cannot_import(client, project, annotator, outsider):
+    url = reverse("import_upload", args=["alpha"])
+    for user, status in ((annotator, 403), (outsider, 404)):
+        client.force_login(user)
+        with SMALL_JSONL.open("rb") as upload:
+            assert client.post(url, {"file": upload}).status_code == status
+    assert project.documents.count() == 0
+
+
+def test_managers_create_projects_and_annotators_cannot(client, manager, annotator):
+    data = {
+        "name": "Gamma", "slug": "gamma", "annotators_per_unit": 3, "highlight_fraction": 0.3,
+        "attention_check_rate": 0.2, "assistance": "reason", "long_threshold_words": 900, "hourly_wage_usd": "10.88",
+        "bonus_usd": "25", "bonus_every_hits": 500, "min_approval_rate": 95, "min_approved_hits": 1000,
+        "worker_locales": "AU,CA,NZ,GB,US",
+    }
+    client.force_login(annotator)
+    assert client.post(reverse("project_create"), data).status_code == 403
+    client.force_login(manager)
+    response = client.post(reverse("project_create"), data)
+    assert response.status_code == 302
+    gamma = Project.objects.get(slug="gamma")
+    assert gamma.role_of(manager) == Membership.Role.MANAGER
+
+
+def test_the_api_lists_documents_of_ones_projects_only(client, imported, annotator, outsider):
+    assert client.get("/api/documents/").status_code == 403
+    client.force_login(annotator)
+    body = client.get("/api/documents/").json()
+    assert body["count"] == 2 and {d["uid"] for d in body["results"]} == {"t-news-1", "t-dial-1"}
+    client.force_login(outsider)
+    assert client.get("/api/documents/").json()["count"] == 0
+    assert client.get(f"/api/documents/{Document.objects.first().pk}/").status_code == 404
+    assert client.get("/api/projects/alpha/").status_code == 404
+
+
+def test_the_api_schema_is_served(client, annotator):
+    client.force_login(annotator)
+    response = client.get("/api/schema/")
+    assert response.status_code == 200 and b"/api/documents/" in response.content
