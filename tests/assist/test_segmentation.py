@@ -1,7 +1,7 @@
 """Segmentation: exact substrings, speaker turns, abbreviations, placeholders."""
 
 from assist.segmentation import segment_document, segment_summary, split_turns
-from benchmarks.segmentation import GOLD
+from benchmarks.segmentation_gold import GOLD
 
 
 def test_it_splits_each_hand_segmented_kind_exactly():
