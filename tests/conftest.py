@@ -11,8 +11,6 @@ import shutil
 import pytest
 from django.conf import settings
 
-from annotation.models import Membership, Project
-
 REQUIRE_SERVICES = os.environ.get("FINEGRAIN_REQUIRE_SERVICES") == "1"
 CHROMIUM = os.environ.get("FINEGRAIN_CHROMIUM", "/usr/bin/chromium")
 
@@ -77,16 +75,22 @@ def tasks_in_process(settings):
 
 @pytest.fixture
 def project(db):
+    from annotation.models import Project
+
     return Project.objects.create(slug="alpha", name="Alpha")
 
 
 @pytest.fixture
 def other_project(db):
+    from annotation.models import Project
+
     return Project.objects.create(slug="beta", name="Beta")
 
 
 @pytest.fixture
 def manager(db, project, django_user_model):
+    from annotation.models import Membership
+
     user = django_user_model.objects.create_user("mia", password="pw-manager-1", is_staff=True)
     Membership.objects.create(project=project, user=user, role=Membership.Role.MANAGER)
     return user
@@ -94,6 +98,8 @@ def manager(db, project, django_user_model):
 
 @pytest.fixture
 def annotator(db, project, django_user_model):
+    from annotation.models import Membership
+
     user = django_user_model.objects.create_user("ann", password="pw-annotator-1")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
     return user
@@ -102,6 +108,8 @@ def annotator(db, project, django_user_model):
 @pytest.fixture
 def outsider(db, other_project, django_user_model):
     """A manager, but of another project."""
+    from annotation.models import Membership
+
     user = django_user_model.objects.create_user("otto", password="pw-outsider-1", is_staff=True)
     Membership.objects.create(project=other_project, user=user, role=Membership.Role.MANAGER)
     return user
