@@ -105,7 +105,7 @@ class KeyFactVote(models.Model):
     keyfact = models.ForeignKey(KeyFact, on_delete=models.CASCADE, related_name="votes")
     backend = models.CharField(max_length=50)
     model = models.CharField(max_length=200)
-    accept = models.BooleanField()
+    accept = models.BooleanField(null=True, help_text="None: the voter failed to answer")
     reason = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
 

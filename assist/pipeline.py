@@ -1,0 +1,211 @@
+"""The assist run for one document: embeddings, contextual mapping, pre-labels, key-facts (paper 3.4, B.2-B.3).
+
+Every step skips what is already computed and current, so a re-run (or a task redelivered after a worker died)
+does only the missing work. A document's sentences are embedded once per model and kept in DocumentEmbedding.
+"""
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import transaction
+
+from annotation.models import Document, KeyFact, SummarySentence
+
+from . import embeddings
+from .cache import DatabaseCache
+from .contextual_mapping import map_targets
+from .keyfacts import generate_keyfacts, vote_keyfacts
+from .llm.base import ChatBackend, NotSupported
+from .llm.offline import OfflineSimilarityBackend
+from .llm.registry import get_backend, get_voter_backends
+from .models import ContextualMapping, DocumentEmbedding, KeyFactVote, PreLabel
+from .prelabel import prelabel_summary
+from .prompts import FACT_CHECK_VERSION
+
+STEPS = ("mapping", "prelabels", "keyfacts")
+
+
+@dataclass
+class StepReport:
+    mapped: int = 0
+    prelabeled: int = 0
+    prelabel_failures: int = 0
+    keyfacts_generated: int = 0
+    embedded: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: "StepReport") -> None:
+        self.mapped += other.mapped
+        self.prelabeled += other.prelabeled
+        self.prelabel_failures += other.prelabel_failures
+        self.keyfacts_generated += other.keyfacts_generated
+        self.notes += [note for note in other.notes if note not in self.notes]
+
+
+def sentences_digest(sentences: list[str]) -> str:
+    return hashlib.sha256("\x1e".join(sentences).encode("utf-8")).hexdigest()
+
+
+def document_vectors(document: Document, source: list[str], report: StepReport) -> np.ndarray:
+    """The document's sentence embeddings: from the database when current, else computed once and stored."""
+    identity = embeddings.model_identity(backend_model_path())
+    digest = sentences_digest(source)
+    stored = DocumentEmbedding.objects.filter(
+        document=document, model_name=identity.name, model_version=identity.version
+    ).first()
+    if stored is not None and stored.sentences_sha256 == digest:
+        return stored.matrix()
+    vectors = embeddings.encode(source, model_path=backend_model_path())
+    DocumentEmbedding.objects.update_or_create(
+        document=document, model_name=identity.name, model_version=identity.version,
+        defaults={"sentences_sha256": digest, "dim": vectors.shape[1], "vectors": vectors.tobytes()},
+    )
+    report.embedded = True
+    return vectors
+
+
+def backend_model_path() -> str | None:
+    from .config import backend_config
+
+    return backend_config().embedding_model or None
+
+
+def map_document(document: Document, report: StepReport, vectors: dict) -> None:
+    """Rank source sentences for every summary sentence and key-fact whose mapping is missing or stale."""
+    identity = embeddings.model_identity(backend_model_path())
+    fraction = document.project.highlight_fraction
+    current = dict(model_name=identity.name, model_version=identity.version, fraction=fraction)
+    sentences = list(SummarySentence.objects.filter(summary__document=document).exclude(
+        pk__in=ContextualMapping.objects.filter(summary_sentence__summary__document=document, **current)
+        .values("summary_sentence_id")
+    ))
+    keyfacts = list(document.keyfacts.exclude(
+        pk__in=ContextualMapping.objects.filter(keyfact__document=document, **current).values("keyfact_id")
+    ))
+    if not sentences and not keyfacts:
+        return
+    source_vectors = vectors["source"]
+    target_vectors = encode_targets([s.text for s in sentences] + [k.text for k in keyfacts], vectors)
+    mappings = map_targets(source_vectors, target_vectors, fraction)
+    rows = []
+    for target, mapping in zip([*sentences, *keyfacts], mappings):
+        is_sentence = isinstance(target, SummarySentence)
+        rows.append(ContextualMapping(
+            summary_sentence=target if is_sentence else None, keyfact=None if is_sentence else target,
+            ranked=[int(i) for i in mapping.ranked], scores=[round(float(s), 4) for s in mapping.scores],
+            highlighted=[int(i) for i in mapping.highlighted], **current,
+        ))
+    with transaction.atomic():
+        ContextualMapping.objects.filter(summary_sentence__in=sentences).delete()
+        ContextualMapping.objects.filter(keyfact__in=keyfacts).delete()
+        ContextualMapping.objects.bulk_create(rows)
+    report.mapped += len(rows)
+
+
+def encode_targets(texts: list[str], vectors: dict) -> np.ndarray:
+    """Summary sentences and key-facts in one batch; remembered for the offline labeler in the same run."""
+    known = vectors.setdefault("targets", {})
+    missing = [text for text in dict.fromkeys(texts) if text not in known]
+    if missing:
+        for text, vector in zip(missing, embeddings.encode(missing, model_path=backend_model_path())):
+            known[text] = vector
+    if not texts:
+        return np.zeros((0, vectors["source"].shape[1]), dtype=np.float32)
+    return np.stack([known[text] for text in texts])
+
+
+def prelabel_document(document: Document, backend: ChatBackend, report: StepReport, vectors: dict) -> None:
+    """Pre-label the summaries that lack a successful pre-label from this backend, model and prompt version."""
+    offline = isinstance(backend, OfflineSimilarityBackend)
+    version = backend.prompt_version if offline else FACT_CHECK_VERSION
+    done = PreLabel.objects.filter(
+        summary_sentence__summary__document=document, backend=backend.name, model=backend.model,
+        prompt_version=version, status=PreLabel.Status.OK,
+    ).values_list("summary_sentence_id", flat=True)
+    done = set(done)
+    source = vectors["source_text"]
+    cache = DatabaseCache()
+    for summary in document.summaries.prefetch_related("sentences"):
+        sentences = list(summary.sentences.all())
+        if not sentences or all(s.pk in done for s in sentences):
+            continue
+        texts = [s.text for s in sentences]
+        if offline:
+            started = time.perf_counter()
+            judgements = backend.judge(source, texts, vectors["source"], encode_targets(texts, vectors))
+            latency = int((time.perf_counter() - started) * 1000)
+            results = [dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="",
+                            latency_ms=latency, input_tokens=0, output_tokens=0, attempts=1, model=backend.model)
+                       for j in judgements]
+        else:
+            results = [dict(category=r.category or "", reason=r.reason or "", status=r.status, error=r.error or "",
+                            raw_response=r.raw_response or "", latency_ms=r.latency_ms or 0,
+                            input_tokens=r.input_tokens or 0, output_tokens=r.output_tokens or 0,
+                            attempts=r.attempts or 0, model=r.model or backend.model)
+                       for r in prelabel_summary(backend, source, texts, cache=cache)]
+        with transaction.atomic():
+            for sentence, result in zip(sentences, results):
+                model = result.pop("model")
+                PreLabel.objects.update_or_create(
+                    summary_sentence=sentence, backend=backend.name, model=model, prompt_version=version,
+                    defaults=result,
+                )
+                if result["status"] == "ok":
+                    report.prelabeled += 1
+                else:
+                    report.prelabel_failures += 1
+
+
+OFFLINE_KEYFACTS_NOTE = (
+    "The offline backend cannot write key-facts: import them with the dataset (pred_keyfact / keyfact), "
+    "or configure an LLM backend (FINEGRAIN_LLM_BACKEND=openai or bedrock)."
+)
+
+
+def generate_document_keyfacts(document: Document, backend: ChatBackend, report: StepReport, vectors: dict) -> None:
+    """Paper B.3: one LLM proposes up to 20 key-facts, the voter LLMs keep those a majority does not reject."""
+    if document.keyfacts.exists():
+        return  # imported (or generated before): generation is skipped
+    try:
+        generation = generate_keyfacts(backend, vectors["source_text"], cache=DatabaseCache())
+    except NotSupported:
+        report.notes.append(OFFLINE_KEYFACTS_NOTE)
+        return
+    if not generation.candidates:
+        report.notes.append(f"{document.uid}: key-fact generation failed ({generation.error or 'no candidates'})")
+        return
+    voters = get_voter_backends()
+    verdicts = vote_keyfacts(voters, vectors["source_text"], generation.candidates, cache=DatabaseCache()) if voters else []
+    with transaction.atomic():
+        for index, candidate in enumerate(generation.candidates):
+            verdict = verdicts[index] if verdicts else None
+            fact = KeyFact.objects.create(
+                document=document, index=index, text=candidate, origin=KeyFact.Origin.GENERATED,
+                status=KeyFact.Status.CANDIDATE if verdict is None or verdict.accepted else KeyFact.Status.REJECTED,
+            )
+            for vote in verdict.votes if verdict else []:
+                KeyFactVote.objects.create(keyfact=fact, backend=vote.backend, model=vote.model, accept=vote.accept,
+                                           reason=vote.reason or vote.error or "")
+    report.keyfacts_generated += len(generation.candidates)
+    if not voters:
+        report.notes.append("No voter backends configured (FINEGRAIN_LLM_VOTER_BACKENDS): candidates were not voted on.")
+
+
+def assist_document(document: Document, steps: tuple[str, ...] = STEPS, backend: ChatBackend | None = None) -> StepReport:
+    report = StepReport()
+    source = list(document.sentences.order_by("index").values_list("text", flat=True))
+    vectors: dict = {"source_text": source}
+    backend = backend or get_backend()
+    needs_vectors = "mapping" in steps or isinstance(backend, OfflineSimilarityBackend)
+    if needs_vectors:
+        vectors["source"] = document_vectors(document, source, report)
+    # Key-facts first: new candidates then get their mappings in the same run.
+    if "keyfacts" in steps:
+        generate_document_keyfacts(document, backend, report, vectors)
+    if "mapping" in steps:
+        map_document(document, report, vectors)
+    if "prelabels" in steps:
+        prelabel_document(document, backend, report, vectors)
+    return report

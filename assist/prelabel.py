@@ -1,0 +1,277 @@
+"""AI pre-labels with reasons (paper B.2, BRIEF step 3): a category and a one-sentence reason per summary sentence.
+
+Used twice: to select hallucinogenic documents and as the "machine-based reasoning" shown in fact verification
+(paper 3.4). A summary is one request. A failure never escapes as an exception: after a bounded number of retries the
+summary's sentences come back with status "failed" and the reason, and the rest of the batch goes on.
+Answers are cached by a digest of everything that decides them, so re-running assistance costs nothing.
+"""
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from assist.config import backend_config
+from assist.llm.base import ChatBackend, RetryPolicy, SentenceLabeler, complete_with_retries
+from assist.parsing import SentenceJudgement, parse_fact_check
+from assist.prompts import FACT_CHECK_VERSION, fact_check_messages
+
+logger = logging.getLogger(__name__)
+
+OK = "ok"
+FAILED = "failed"
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PreLabelResult:
+    """One summary sentence's pre-label and where it came from. Costs (tokens, latency) are those of the summary's
+    request, summed over its attempts and repeated on each of its sentences; a cache hit costs nothing (0)."""
+
+    index: int  # 0-based, as in the stored segmentation.
+    category: str  # One of assist.parsing.CATEGORIES; "" when failed.
+    reason: str
+    status: str  # "ok" or "failed".
+    error: str
+    backend: str
+    model: str
+    prompt_version: str
+    raw_response: str
+    latency_ms: int
+    input_tokens: int | None
+    output_tokens: int | None
+    attempts: int  # Requests sent; 0 for a cache hit.
+    cached: bool = False
+
+
+class ResponseCache(Protocol):
+    """Where answers are kept between runs. Values are JSON-serialisable dicts; a DB-backed cache has the same two
+    methods."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+class InMemoryCache:
+    """A process-local ResponseCache, for tests and one-off scripts."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            value = self._values.get(key)
+            return dict(value) if value is not None else None
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._values[key] = dict(value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def cache_key(backend_name: str, model: str, prompt_version: str, payload: Any) -> str:
+    """sha256 of backend, model, prompt version and the exact input; any change gives a new key."""
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256("\x1f".join((backend_name, model, prompt_version, text)).encode()).hexdigest()
+
+
+def safe_cache_get(cache: ResponseCache | None, key: str) -> dict[str, Any] | None:
+    if cache is None:
+        return None
+    try:
+        return cache.get(key)
+    except Exception:  # A broken cache costs a request, never the pre-label.
+        logger.exception("Response cache lookup failed")
+        return None
+
+
+def safe_cache_set(cache: ResponseCache | None, key: str, value: dict[str, Any]) -> None:
+    if cache is None:
+        return
+    try:
+        cache.set(key, value)
+    except Exception:
+        logger.exception("Response cache write failed")
+
+
+def max_tokens_for(n_sentences: int) -> int:
+    """Room for a JSON object with a one-sentence reason per summary sentence."""
+    return min(8192, max(1024, 160 * n_sentences))
+
+
+def _results(
+    judgements: Sequence[SentenceJudgement] | None, n: int, *, error: str = "", **common: Any
+) -> list[PreLabelResult]:
+    if judgements is None:
+        return [
+            PreLabelResult(index=i, category="", reason="", status=FAILED, error=error, **common) for i in range(n)
+        ]
+    return [
+        PreLabelResult(index=j.index, category=j.category, reason=j.reason, status=OK, error="", **common)
+        for j in judgements
+    ]
+
+
+def _label_directly(
+    labeler: SentenceLabeler, source_sentences: list[str], summary_sentences: list[str]
+) -> list[PreLabelResult]:
+    """The offline labeler needs no prompt; same result type, its own prompt version."""
+    common: dict[str, Any] = dict(
+        backend=labeler.name,
+        model=labeler.model,
+        prompt_version=labeler.prompt_version,
+        raw_response="",
+        input_tokens=None,
+        output_tokens=None,
+        attempts=1,
+    )
+    started = time.monotonic()
+    try:
+        judgements = labeler.label_summary(source_sentences, summary_sentences)
+        if len(judgements) != len(summary_sentences):
+            raise ValueError(f"{len(judgements)} judgements for {len(summary_sentences)} sentences")
+    except Exception as error:
+        logger.exception("Labeler %r failed", labeler)
+        latency_ms = round((time.monotonic() - started) * 1000)
+        return _results(None, len(summary_sentences), error=f"{type(error).__name__}: {error}",
+                        latency_ms=latency_ms, **common)
+    latency_ms = round((time.monotonic() - started) * 1000)
+    return _results(judgements, len(summary_sentences), latency_ms=latency_ms, **common)
+
+
+def prelabel_summary(
+    backend: ChatBackend,
+    source_sentences: Sequence[str],
+    summary_sentences: Sequence[str],
+    *,
+    max_retries: int | None = None,
+    cache: ResponseCache | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    base_delay: float = 1.0,
+) -> list[PreLabelResult]:
+    """Pre-label every sentence of one summary. Raises only NotSupported (a configuration error)."""
+    source_sentences, summary_sentences = list(source_sentences), list(summary_sentences)
+    n = len(summary_sentences)
+    if n == 0:
+        return []
+    if isinstance(backend, SentenceLabeler):
+        return _label_directly(backend, source_sentences, summary_sentences)
+
+    if max_retries is None:
+        max_retries = backend_config().llm_max_retries
+    messages = fact_check_messages(source_sentences, summary_sentences)
+    key = cache_key(backend.name, backend.model, FACT_CHECK_VERSION, messages)
+    common: dict[str, Any] = dict(backend=backend.name, prompt_version=FACT_CHECK_VERSION)
+
+    hit = safe_cache_get(cache, key)
+    if hit is not None:
+        try:
+            judgements = parse_fact_check(hit["text"], n)
+        except Exception:  # Stale or foreign entry: ask again.
+            logger.warning("Ignoring an unusable cache entry %s", key)
+        else:
+            return _results(
+                judgements, n, model=hit.get("model", backend.model), raw_response=hit["text"],
+                latency_ms=0, input_tokens=0, output_tokens=0, attempts=0, cached=True, **common,
+            )
+
+    policy = RetryPolicy(max_retries=max_retries, base_delay=base_delay, sleep=sleep)
+    outcome = complete_with_retries(
+        backend, messages, lambda text: parse_fact_check(text, n), policy=policy, max_tokens=max_tokens_for(n)
+    )
+    completion = outcome.completion
+    details = dict(
+        model=completion.model if completion else backend.model,
+        raw_response=completion.text if completion else "",
+        latency_ms=outcome.latency_ms,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        attempts=outcome.attempts,
+        **common,
+    )
+    if not outcome.ok:
+        return _results(None, n, error=outcome.error, **details)
+    safe_cache_set(cache, key, {"text": completion.text, "model": completion.model})
+    return _results(outcome.value, n, **details)
+
+
+# --- Many summaries at once.
+
+
+@dataclass(frozen=True)
+class SummaryJob:
+    """One summary to pre-label; `key` is the caller's handle (a primary key, a uid)."""
+
+    key: Any
+    source_sentences: Sequence[str]
+    summary_sentences: Sequence[str]
+
+
+def run_concurrently(
+    function: Callable[[J], R],
+    items: Iterable[J],
+    *,
+    concurrency: int,
+    on_done: Callable[[J, R], None] | None = None,
+) -> list[R]:
+    """Apply `function` to items on at most `concurrency` threads; results in input order.
+
+    `on_done` runs in the calling thread as each item finishes (progress bars, database writes).
+    """
+    items = list(items)
+    results: list[Any] = [None] * len(items)
+    if concurrency <= 1 or len(items) <= 1:
+        for position, item in enumerate(items):
+            results[position] = function(item)
+            if on_done:
+                on_done(item, results[position])
+        return results
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="assist") as pool:
+        futures = {pool.submit(function, item): position for position, item in enumerate(items)}
+        try:
+            for future in as_completed(futures):
+                position = futures[future]
+                results[position] = future.result()
+                if on_done:
+                    on_done(items[position], results[position])
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return results
+
+
+def prelabel_many(
+    backend: ChatBackend,
+    jobs: Iterable[SummaryJob],
+    *,
+    max_retries: int | None = None,
+    cache: ResponseCache | None = None,
+    concurrency: int | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    on_done: Callable[[SummaryJob, list[PreLabelResult]], None] | None = None,
+) -> list[list[PreLabelResult]]:
+    """Pre-label many summaries on FINEGRAIN_LLM_CONCURRENCY threads. The requests-per-minute budget is enforced by
+    the backend itself (assist.llm.registry wraps it), so it holds across all callers in the process."""
+    config = backend_config()
+    max_retries = config.llm_max_retries if max_retries is None else max_retries
+    concurrency = config.llm_concurrency if concurrency is None else concurrency
+    if isinstance(backend, SentenceLabeler):
+        concurrency = 1  # Local CPU work: threads would only fight over the same cores.
+
+    def run(job: SummaryJob) -> list[PreLabelResult]:
+        return prelabel_summary(
+            backend, job.source_sentences, job.summary_sentences, max_retries=max_retries, cache=cache, sleep=sleep
+        )
+
+    return run_concurrently(run, jobs, concurrency=concurrency, on_done=on_done)

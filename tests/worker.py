@@ -1,0 +1,47 @@
+"""A real Celery worker process for `services` tests: same code, the test database, the real Redis broker."""
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url() -> str:
+    db = settings.DATABASES["default"]
+    # pytest-django has renamed NAME to the test database by now.
+    return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{connection.settings_dict['NAME']}"
+
+
+@contextmanager
+def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1):
+    env = dict(os.environ, DATABASE_URL=database_url(), CELERY_BROKER_URL=settings.CELERY_BROKER_URL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--concurrency", str(concurrency),
+         "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname",
+         f"test-{os.getpid()}-{time.monotonic_ns()}@%h"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def purge_queues(*queues: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    for queue in queues:
+        client.delete(queue)
