@@ -7,5 +7,9 @@ router.register("projects", api.ProjectViewSet, basename="project")
 router.register("documents", api.DocumentViewSet, basename="document")
 router.register("summaries", api.SummaryViewSet, basename="summary")
 router.register("keyfacts", api.KeyFactViewSet, basename="keyfact")
+router.register("hits", api.HitViewSet, basename="hit")
+router.register("units", api.UnitViewSet, basename="unit")
+router.register("assignments", api.AssignmentViewSet, basename="assignment")
+router.register("labels", api.LabelViewSet, basename="label")
 
 urlpatterns = router.urls

@@ -81,6 +81,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A writer waits instead of failing at once when a Celery task or a second request holds the lock.
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # An unreachable server fails a request (and /health/) within seconds instead of holding a gunicorn worker.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", envint("DB_CONNECT_TIMEOUT", 5))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env("CACHE_URL", env("CELERY_BROKER_URL") if env("CELERY_BROKER_URL").startswith("redis") else "")
@@ -133,7 +136,17 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
-SILENCED_SYSTEM_CHECKS = [] if HTTPS else []
+# Load balancers and container health checks call /health/ over plain HTTP from inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^health/$"]
+# Joining the browsers' HSTS preload list binds every subdomain for months and is the domain owner's decision:
+# SECURE_HSTS_PRELOAD=true opts in; until then `check --deploy` is told that leaving it off is deliberate (W021).
+SILENCED_SYSTEM_CHECKS = ["security.W021"] if HTTPS and not SECURE_HSTS_PRELOAD else []
+
+# Failed log-ins allowed per client address and per username before the login pages answer 429 (config/login.py).
+# django-ratelimit keeps the counts in the default cache: local memory on a laptop, Redis when CACHE_URL is set.
+FINEGRAIN_LOGIN_FAILURES_PER_IP = env("FINEGRAIN_LOGIN_FAILURES_PER_IP", "30/15m")
+FINEGRAIN_LOGIN_FAILURES_PER_USERNAME = env("FINEGRAIN_LOGIN_FAILURES_PER_USERNAME", "10/15m")
+RATELIMIT_IP_META_KEY = "config.login.client_ip"
 
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
@@ -168,6 +181,10 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from the installed sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+        "KeyFactStatusEnum": "annotation.models.KeyFact.Status",
+    },
 }
 
 # --- Celery. No broker configured: run tasks in-process so the laptop needs no services.
@@ -183,6 +200,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"assist.tasks.*": {"queue": "assist"}, "annotation.crowd.*": {"queue": "crowd"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# `celery -A config beat` runs these; expired HIT reservations also return to the pool lazily.
+CELERY_BEAT_SCHEDULE = {
+    "release-expired-reservations": {"task": "annotation.tasks.release_expired", "schedule": 60.0},
+}
 
 # --- The protocol and its limits
 FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
@@ -199,15 +220,32 @@ FINEGRAIN_LLM_MAX_RETRIES = envint("FINEGRAIN_LLM_MAX_RETRIES", 3)
 FINEGRAIN_LLM_CONCURRENCY = envint("FINEGRAIN_LLM_CONCURRENCY", 4)
 FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", 0)
 FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", [])
+# Empty: assist.config's default. Under Django, assist.config reads settings only, so the variable must pass here.
+FINEGRAIN_OFFLINE_THRESHOLD = env("FINEGRAIN_OFFLINE_THRESHOLD")
 
+# LOG_FORMAT=json: one JSON object a line (python-json-logger) for a log collector; `plain` reads better on a laptop.
+LOG_FORMAT = env("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ValueError(f"LOG_FORMAT must be plain or json, got {LOG_FORMAT!r}")
+LOG_FORMATTERS = {
+    "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    "json": {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "fmt": "%(asctime)s %(levelname)s %(name)s %(process)d %(message)s",
+        "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+    },
+}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Only the formatter in use is built, so the laptop needs no JSON package.
+    "formatters": {LOG_FORMAT: LOG_FORMATTERS[LOG_FORMAT]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+# Celery workers replace the root logger's handlers with their own plain format unless told not to.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 
 if not env("STATIC_ROOT"):
     # WhiteNoise warns about a missing STATIC_ROOT even when it serves from the finders (the laptop demo).

@@ -3,12 +3,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from . import login
+from .health import health
+
+# The admin's own log-in form gets the same brake on password guessing as ours.
+admin.site.login = login.rate_limited_login(admin.site.login)
+
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", login.login_view, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("health/", health, name="health"),
     path("api/", include("config.api_router")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path("", include("assist.urls")),
     path("", include("annotation.urls")),
 ]

@@ -113,3 +113,13 @@ def outsider(db, other_project, django_user_model):
     user = django_user_model.objects.create_user("otto", password="pw-outsider-1", is_staff=True)
     Membership.objects.create(project=other_project, user=user, role=Membership.Role.MANAGER)
     return user
+
+
+@pytest.fixture
+def other_annotator(db, project, django_user_model):
+    """A second annotator of the same project: must never see the first one's work."""
+    from annotation.models import Membership
+
+    user = django_user_model.objects.create_user("bea", password="pw-annotator-2")
+    Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    return user

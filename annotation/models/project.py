@@ -32,6 +32,8 @@ class Project(models.Model):
     assistance = models.CharField(max_length=16, choices=Assistance.choices, default=Assistance.REASON)
     # Appendix A: a document of 900 words or more is long.
     long_threshold_words = models.PositiveIntegerField(default=900)
+    # How long a reserved HIT stays with one annotator before it returns to the pool.
+    reservation_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
 
     # Paper G.1-G.2: pay at least 50% above the US federal minimum wage ($7.25/h), bonus $25 per 500 good HITs.
     hourly_wage_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.88"))

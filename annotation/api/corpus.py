@@ -3,8 +3,8 @@
 from django.db.models import QuerySet
 from rest_framework import mixins, serializers, viewsets
 
-from .models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from .permissions import projects_visible_to
+from ..models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
+from ..permissions import projects_visible_to
 
 
 class ProjectSerializer(serializers.ModelSerializer):

@@ -1,0 +1,15 @@
+"""REST API. Access goes through annotation.permissions, as for the pages."""
+
+from .corpus import DocumentViewSet, KeyFactViewSet, ProjectViewSet, SummaryViewSet
+from .work import AssignmentViewSet, HitViewSet, LabelViewSet, UnitViewSet
+
+__all__ = [
+    "AssignmentViewSet",
+    "DocumentViewSet",
+    "HitViewSet",
+    "KeyFactViewSet",
+    "LabelViewSet",
+    "ProjectViewSet",
+    "SummaryViewSet",
+    "UnitViewSet",
+]

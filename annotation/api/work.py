@@ -1,0 +1,264 @@
+"""REST API for the annotation work: HITs, units, assignments, labels, and the annotator's actions.
+
+Access goes through annotation.permissions, exactly as for the pages: managers read everything of their projects;
+an annotator reads their own assignments and labels and acts on them (reserve, answer, submit, return). Units reach
+annotators only through UnitDisplaySerializer, the serializer the HIT page renders.
+"""
+
+import uuid
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from ..models import Assignment, Hit, Task, Unit
+from ..permissions import (assignments_visible_to, current_annotator, get_own_assignment, get_work_project,
+                           hits_visible_to, labels_visible_to, managed_projects, units_visible_to)
+from ..serializers import AnswerSerializer, LabelSerializer, UnitDisplaySerializer
+from ..services.answers import ANSWER_FIELDS, InvalidAnswers, save_answers
+from ..services.assignment import (QUESTION_NAMES, MissingAnswers, WorkRefused, describe_unit, reserve_next_hit,
+                                   return_assignment, submit_assignment)
+from ..services.progress import count_of
+
+
+class HitSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    document_uid = serializers.CharField(source="document.uid", read_only=True)
+    summary_model = serializers.CharField(source="summary.model", read_only=True, default=None)
+    assistance = serializers.CharField(source="effective_assistance", read_only=True)
+    unit_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Hit
+        fields = ["id", "project", "task", "position", "document", "document_uid", "summary", "summary_model",
+                  "assistance", "unit_count", "created"]
+
+
+class UnitSerializer(UnitDisplaySerializer):
+    """A unit with its HIT; a manager of the unit's project also sees what the assistance level hides."""
+
+    hit = serializers.UUIDField(source="hit.public_id", read_only=True)
+
+    class Meta(UnitDisplaySerializer.Meta):
+        fields = ["hit", *UnitDisplaySerializer.Meta.fields]
+
+    def hides(self, unit) -> bool:
+        return unit.hit.project_id not in self.context.get("managed_project_ids", ())
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    hit = serializers.UUIDField(source="hit.public_id", read_only=True)
+    project = serializers.CharField(source="hit.project.slug", read_only=True)
+    task = serializers.CharField(source="hit.task", read_only=True)
+    annotator = serializers.CharField(source="annotator.pseudonym", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "hit", "project", "task", "annotator", "status", "reserved_at", "expires_at",
+                  "submitted_at"]
+
+
+class AssignmentDetailSerializer(AssignmentSerializer):
+    """An assignment with what its HIT shows (the display fields of the page) and its labels, by position."""
+
+    units = serializers.SerializerMethodField()
+    labels = serializers.SerializerMethodField()
+
+    class Meta(AssignmentSerializer.Meta):
+        fields = [*AssignmentSerializer.Meta.fields, "units", "labels"]
+
+    @extend_schema_field(UnitDisplaySerializer(many=True))
+    def get_units(self, assignment):
+        units = assignment.hit.units.order_by("position")
+        return UnitDisplaySerializer(units, many=True, context={"hit": assignment.hit}).data
+
+    @extend_schema_field(LabelSerializer(many=True))
+    def get_labels(self, assignment):
+        labels = list(assignment.labels.select_related("unit", "annotator").order_by("unit__position"))
+        for label in labels:
+            label.assignment = assignment
+        return LabelSerializer(labels, many=True).data
+
+
+class ReserveSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    task = serializers.ChoiceField(choices=Task.choices)
+
+
+class AnswerRequestSerializer(AnswerSerializer):
+    """One item's answers; `unit` is its position in the HIT (0-based, as in the page) or its id."""
+
+    unit = serializers.CharField()
+
+
+class SubmitSerializer(serializers.Serializer):
+    submission_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+
+class SubmitResultSerializer(serializers.Serializer):
+    assignment = AssignmentSerializer()
+    already_submitted = serializers.BooleanField()
+    alignment_hits_created = serializers.IntegerField()
+
+
+def _problem(detail: str, code: int, **extra) -> Response:
+    return Response({"detail": detail, **extra}, status=code)
+
+
+class HitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """HITs: managers see their projects' HITs, an annotator the HITs they hold. Filters: `?project=slug&task=fv`."""
+
+    serializer_class = HitSerializer
+    lookup_field = "public_id"
+
+    def get_queryset(self):
+        queryset = hits_visible_to(self.request).select_related("project", "document", "summary")
+        if slug := self.request.query_params.get("project"):
+            queryset = queryset.filter(project__slug=slug)
+        if task := self.request.query_params.get("task"):
+            queryset = queryset.filter(task=task)
+        return (queryset.annotate(unit_count=count_of(Unit.objects.all(), "hit"))
+                .order_by("project_id", "task", "position", "pk"))
+
+
+class UnitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Units as annotators see them (what the HIT's assistance level hides is left out). Filter: `?hit=<id>`."""
+
+    serializer_class = UnitSerializer
+    lookup_field = "public_id"
+
+    def get_serializer_context(self):
+        managed = set(managed_projects(self.request.user).values_list("pk", flat=True))
+        return {**super().get_serializer_context(), "managed_project_ids": managed}
+
+    def get_queryset(self):
+        queryset = units_visible_to(self.request).select_related("hit__project")
+        if hit := self.request.query_params.get("hit"):
+            queryset = queryset.filter(hit__public_id=_uuid_or_none(hit))
+        return queryset.order_by("hit_id", "position")
+
+
+def _uuid_or_none(value: str):
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Assignments: an annotator's own, or (for managers) all of their projects'. Actions act on one's own only."""
+
+    lookup_field = "public_id"
+
+    def get_serializer_class(self):
+        return AssignmentDetailSerializer if self.action == "retrieve" else AssignmentSerializer
+
+    def get_queryset(self):
+        queryset = assignments_visible_to(self.request).select_related("hit__project", "annotator")
+        if slug := self.request.query_params.get("project"):
+            queryset = queryset.filter(hit__project__slug=slug)
+        if state := self.request.query_params.get("status"):
+            queryset = queryset.filter(status=state)
+        return queryset.order_by("-reserved_at", "pk")
+
+    @extend_schema(request=ReserveSerializer, responses={
+        200: AssignmentDetailSerializer,
+        204: OpenApiResponse(description="No HIT of this task is waiting for you.")})
+    @action(detail=False, methods=["post"])
+    def reserve(self, request):
+        """Reserve the next HIT of a task (or get back the one you hold)."""
+        data = ReserveSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        project = get_work_project(request, data.validated_data["project"])
+        task = data.validated_data["task"]
+        try:
+            assignment = reserve_next_hit(current_annotator(request), project, task)
+        except WorkRefused as refusal:
+            return _problem(str(refusal), refusal.status_code)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(AssignmentDetailSerializer(assignment).data)
+
+    @extend_schema(request=AnswerRequestSerializer, responses={200: LabelSerializer})
+    @action(detail=True, methods=["post"])
+    def answers(self, request, public_id=None):
+        """Save the answers of one item; the response is the stored label and what it still misses."""
+        assignment = get_own_assignment(request, public_id)
+        data = request.data
+        unknown = sorted(set(data) - {"unit", *ANSWER_FIELDS})
+        if unknown:
+            return _problem(f"Unknown field(s): {', '.join(unknown)}.", 400)
+        unit = _find_unit(assignment, str(data.get("unit", "")))
+        if unit is None:
+            return _problem("`unit` must be the position (0-based) or the id of an item of this HIT.", 400)
+        try:
+            labels = save_answers(assignment=assignment,
+                                  answers={unit: {k: v for k, v in data.items() if k != "unit"}})
+        except InvalidAnswers as invalid:
+            return _problem(str(invalid), 400, errors=invalid.errors)
+        except WorkRefused as refusal:
+            return _problem(str(refusal), refusal.status_code)
+        label = labels[unit.pk]
+        label.assignment, label.unit = assignment, unit
+        body = LabelSerializer(label).data
+        body["missing"] = [QUESTION_NAMES[name] for name in label.missing(unit, assignment.hit)]
+        return Response(body)
+
+    @extend_schema(request=SubmitSerializer, responses={200: SubmitResultSerializer})
+    @action(detail=True, methods=["post"])
+    def submit(self, request, public_id=None):
+        """Submit the HIT. Idempotent: a resent submit answers `already_submitted: true` and changes nothing."""
+        assignment = get_own_assignment(request, public_id)
+        data = SubmitSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        key = data.validated_data.get("submission_key") or request.headers.get("Idempotency-Key", "")
+        try:
+            result = submit_assignment(assignment=assignment, submission_key=key)
+        except MissingAnswers as missing:
+            return _problem(str(missing), 400, missing=[
+                {"item": describe_unit(unit), "position": unit.position,
+                 "questions": [QUESTION_NAMES[name] for name in fields]} for unit, fields in missing.missing])
+        except WorkRefused as refusal:
+            return _problem(str(refusal), refusal.status_code)
+        return Response({"assignment": AssignmentSerializer(result.assignment).data,
+                         "already_submitted": result.already_submitted,
+                         "alignment_hits_created": result.alignment_hits_created})
+
+    @extend_schema(request=None, responses={200: AssignmentSerializer})
+    @action(detail=True, methods=["post"], url_path="return")
+    def return_hit(self, request, public_id=None):
+        """Give the HIT back to the pool; you will not be offered it again."""
+        assignment = get_own_assignment(request, public_id)
+        try:
+            assignment = return_assignment(assignment=assignment)
+        except WorkRefused as refusal:
+            return _problem(str(refusal), refusal.status_code)
+        return Response(AssignmentSerializer(assignment).data)
+
+
+def _find_unit(assignment: Assignment, key: str) -> Unit | None:
+    units = assignment.hit.units
+    if key.isdigit():
+        return units.filter(position=int(key)).first()
+    public_id = _uuid_or_none(key)
+    return units.filter(public_id=public_id).first() if public_id else None
+
+
+class LabelViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Labels: an annotator's own, or (for managers) every label of their projects. `?assignment=<id>&hit=<id>`."""
+
+    serializer_class = LabelSerializer
+
+    def get_queryset(self):
+        queryset = labels_visible_to(self.request).select_related("unit", "assignment", "annotator")
+        if assignment := self.request.query_params.get("assignment"):
+            queryset = queryset.filter(assignment__public_id=_uuid_or_none(assignment))
+        if hit := self.request.query_params.get("hit"):
+            queryset = queryset.filter(unit__hit__public_id=_uuid_or_none(hit))
+        if slug := self.request.query_params.get("project"):
+            queryset = queryset.filter(unit__hit__project__slug=slug)
+        return queryset.order_by("assignment_id", "unit__position", "pk")
+

@@ -1,0 +1,124 @@
+"""The annotation work: the three tasks, HITs and the units inside them (BRIEF step 6).
+
+A unit carries a *display snapshot*: everything an annotator is shown about it (the target text, the KA sentence,
+the highlighted source sentences, the AI judgment) is copied onto the unit when it is built. Pages and serializers
+read only these fields, never the corpus rows behind them, so that a unit whose text does not come from the
+document (an attention check) renders exactly like a real one. The foreign keys to the corpus are for aggregation
+and export only.
+"""
+
+import uuid
+
+from django.db import models
+
+from .corpus import Document, KeyFact, Summary, SummarySentence
+from .project import Assistance, Project
+
+
+class Task(models.TextChoices):
+    FACT_VERIFICATION = "fv", "Fact verification"
+    KEYFACT_VALIDATION = "kv", "Key-fact validation"
+    KEYFACT_ALIGNMENT = "ka", "Key-fact alignment"
+
+
+class ErrorType(models.TextChoices):
+    """The four factual error types an annotator may pick (paper appendix C), in the order of the 1-4 shortcuts."""
+
+    ENTITY = "entity", "Entity error"
+    RELATION = "relation", "Relation error"
+    SENTENCE = "sentence", "Sentence error"
+    OUT_OF_ARTICLE = "out_of_article", "Out-of-article error"
+
+
+class Hit(models.Model):
+    """One unit of crowd work: FV = one summary, KV = one document, KA = one summary against the human key-facts."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="hits")
+    task = models.CharField(max_length=2, choices=Task.choices)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="hits")
+    summary = models.ForeignKey(Summary, null=True, blank=True, on_delete=models.CASCADE, related_name="hits")
+    # The order in which HITs of one task are handed out.
+    position = models.PositiveIntegerField()
+    # Blank: the project's level. Set for an ablation that shows less assistance on some HITs (paper 3.4).
+    assistance = models.CharField(max_length=16, choices=Assistance.choices, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "task", "position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "summary"], condition=models.Q(summary__isnull=False),
+                                    name="one_hit_per_task_and_summary"),
+            models.UniqueConstraint(fields=["task", "document"], condition=models.Q(summary__isnull=True),
+                                    name="one_summaryless_hit_per_task_and_document"),
+            models.CheckConstraint(
+                condition=models.Q(task="kv", summary__isnull=True) | models.Q(task__in=["fv", "ka"],
+                                                                                summary__isnull=False),
+                name="hit_summary_matches_task",
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "task", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_task_display()} HIT {self.position} ({self.document_id})"
+
+    @property
+    def effective_assistance(self) -> str:
+        return self.assistance or self.project.assistance
+
+    @property
+    def shows_highlights(self) -> bool:
+        return self.effective_assistance != Assistance.NONE
+
+    @property
+    def shows_ai_label(self) -> bool:
+        return self.task == Task.FACT_VERIFICATION and self.effective_assistance in (Assistance.LABEL,
+                                                                                     Assistance.REASON)
+
+    @property
+    def shows_ai_reason(self) -> bool:
+        return self.task == Task.FACT_VERIFICATION and self.effective_assistance == Assistance.REASON
+
+
+class Unit(models.Model):
+    """One item an annotator labels: a summary sentence (FV), a key-fact (KV), a key-fact/sentence pair (KA)."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="units")
+    task = models.CharField(max_length=2, choices=Task.choices)
+    # Order inside the HIT; also the number pages use in element ids and field names.
+    position = models.PositiveIntegerField()
+    summary_sentence = models.ForeignKey(SummarySentence, null=True, blank=True, on_delete=models.CASCADE,
+                                         related_name="units")
+    keyfact = models.ForeignKey(KeyFact, null=True, blank=True, on_delete=models.CASCADE, related_name="units")
+
+    # --- The display snapshot. FV: `text` is the summary sentence. KV: `text` is the key-fact. KA: `text` is the
+    # key-fact and `sentence_text` the summary sentence; `row` numbers the key-fact, `column` the sentence.
+    text = models.TextField()
+    sentence_text = models.TextField(blank=True)
+    row = models.PositiveIntegerField(null=True, blank=True)
+    column = models.PositiveIntegerField(null=True, blank=True)
+    # Source sentence indices to highlight (contextual mapping, paper 3.4), in document order; null until mapped.
+    highlighted = models.JSONField(null=True, blank=True)
+    # FV only: the AI judgment shown (paper B.2), its reason, and who made it.
+    ai_category = models.CharField(max_length=20, blank=True)
+    ai_reason = models.TextField(blank=True)
+    ai_source = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["hit", "position"]
+        constraints = [models.UniqueConstraint(fields=["hit", "position"], name="unit_position_unique_in_hit")]
+
+    def __str__(self) -> str:
+        return f"{self.hit_id}#{self.position}"
+
+    def question_fields(self, hit: Hit) -> list[str]:
+        """The answers this unit needs before its HIT can be submitted (error types are checked separately)."""
+        if self.task == Task.KEYFACT_VALIDATION:
+            return ["useful"]
+        if self.task == Task.KEYFACT_ALIGNMENT:
+            return ["aligned"]
+        fields = ["has_error"]
+        if hit.shows_ai_label and self.ai_category:
+            fields.insert(0, "ai_right")
+        return fields

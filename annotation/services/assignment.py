@@ -1,0 +1,229 @@
+"""Handing out HITs: reservations, expiry, returns and submissions (paper 3.4: N independent annotators per unit).
+
+Every change that can add an annotator to a HIT (a new reservation, the renewal of an expired one) runs while the
+HIT's row is locked, so the count of assignments holding a place (submitted, or reserved and not expired) never
+exceeds the project's N, however many annotators ask at once. On PostgreSQL, `reserve_next_hit` skips HITs that
+another transaction holds (SKIP LOCKED), so concurrent annotators never queue behind each other; SQLite serialises
+writers anyway.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from ..models import Annotator, Assignment, Hit, Project, Task, Unit
+from .hits import create_alignment_hits, settle_keyfact_validation
+
+
+class WorkRefused(Exception):
+    """The request cannot be honoured as it stands; the message says why, in words an annotator understands."""
+
+    status_code = 409
+
+
+class AlreadySubmitted(WorkRefused):
+    def __init__(self):
+        super().__init__("This HIT is already submitted; answers can no longer change.")
+
+
+class MissingAnswers(WorkRefused):
+    status_code = 400
+
+    def __init__(self, missing: list[tuple[Unit, list[str]]]):
+        self.missing = missing
+        super().__init__(f"{len(missing)} item(s) still need an answer: "
+                         + "; ".join(f"{describe_unit(unit)}: {', '.join(QUESTION_NAMES[f] for f in fields)}"
+                                     for unit, fields in missing))
+
+
+QUESTION_NAMES = {
+    "ai_right": "is the AI right?",
+    "has_error": "does it have a factual error?",
+    "error_types": "which error types?",
+    "useful": "is it useful?",
+    "aligned": "can the key-fact be inferred?",
+}
+
+
+def describe_unit(unit: Unit) -> str:
+    """How pages and messages name a unit: by its number in the HIT, the way the annotator sees it."""
+    if unit.task == Task.FACT_VERIFICATION:
+        return f"sentence {unit.position + 1}"
+    if unit.task == Task.KEYFACT_VALIDATION:
+        return f"key-fact {unit.position + 1}"
+    return f"key-fact {unit.row + 1} × sentence {unit.column + 1}"
+
+
+def _places_taken(now):
+    return (Assignment.objects.holding_a_place(now).filter(hit=OuterRef("pk")).order_by()
+            .values("hit").annotate(n=Count("pk")).values("n"))
+
+
+def available_hits(annotator: Annotator, project: Project, task: str, now=None):
+    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back)."""
+    now = now or timezone.now()
+    had = Assignment.objects.filter(hit=OuterRef("pk"), annotator=annotator).exclude(
+        status=Assignment.Status.EXPIRED)
+    return (Hit.objects.filter(project=project, task=task)
+            .annotate(taken=Coalesce(Subquery(_places_taken(now)), 0))
+            .filter(taken__lt=project.annotators_per_unit)
+            .exclude(Exists(had)))
+
+
+def current_assignment(annotator: Annotator, project: Project, task: str, now=None) -> Assignment | None:
+    now = now or timezone.now()
+    return (Assignment.objects.filter(annotator=annotator, hit__project=project, hit__task=task,
+                                      status=Assignment.Status.RESERVED, expires_at__gt=now)
+            .order_by("reserved_at").first())
+
+
+def reserve_next_hit(annotator: Annotator, project: Project, task: str) -> Assignment | None:
+    """The annotator's open reservation of `task`, or a new one on the first HIT that still needs people.
+
+    None when nothing is left. An annotator holds at most one open reservation per task and never gets a HIT they
+    submitted or returned.
+    """
+    if task not in Task.values:
+        raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
+    if not annotator.may_work:
+        raise WorkRefused(f"Your annotator account is {annotator.get_status_display().lower()}.")
+    now = timezone.now()
+    with transaction.atomic():
+        # One request at a time per annotator: a double click must not reserve two HITs.
+        Annotator.objects.select_for_update().filter(pk=annotator.pk).first()
+        release_expired(annotator=annotator, now=now)
+        if current := current_assignment(annotator, project, task, now):
+            return current
+        tried: list[int] = []
+        while True:
+            hit = (available_hits(annotator, project, task, now).exclude(pk__in=tried)
+                   .order_by("position", "pk")
+                   .select_for_update(skip_locked=True, of=("self",))
+                   .first())
+            if hit is None:
+                return None
+            # The list above was read before the lock: count again, now that nobody else can add to this HIT.
+            if Assignment.objects.holding_a_place(now).filter(hit=hit).count() < project.annotators_per_unit:
+                return _take_place(hit, annotator, project, now)
+            tried.append(hit.pk)
+
+
+def _take_place(hit: Hit, annotator: Annotator, project: Project, now) -> Assignment:
+    expires_at = now + timedelta(minutes=project.reservation_minutes)
+    assignment, created = Assignment.objects.get_or_create(
+        hit=hit, annotator=annotator, defaults={"reserved_at": now, "expires_at": expires_at})
+    if not created:  # Their own expired reservation: renewed with its answers.
+        assignment.status, assignment.reserved_at, assignment.expires_at = (
+            Assignment.Status.RESERVED, now, expires_at)
+        assignment.save(update_fields=["status", "reserved_at", "expires_at"])
+    return assignment
+
+
+def release_expired(*, annotator: Annotator | None = None, project: Project | None = None, now=None) -> int:
+    """Mark reservations past their time as expired; their places return to the pool. Returns how many."""
+    queryset = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__lte=now or timezone.now())
+    if annotator is not None:
+        queryset = queryset.filter(annotator=annotator)
+    if project is not None:
+        queryset = queryset.filter(hit__project=project)
+    return queryset.update(status=Assignment.Status.EXPIRED)
+
+
+class ReservationLapsed(Exception):
+    """Internal: the reservation must be renewed (which needs the HIT's lock, taken first) before writing."""
+
+
+def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) -> Assignment:
+    """Lock the assignment for a write; it must be open, or lapsed and renewable while a place is still free.
+
+    Call inside a transaction. Locks are always taken HIT first, then assignment: the common case (an open
+    reservation) needs only the assignment's lock; a lapsed one raises ReservationLapsed unless the caller holds
+    the HIT's lock (`renew_reservation` does). Raises WorkRefused when the assignment is submitted or returned, or
+    when it lapsed and its place went to somebody else.
+    """
+    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked.hit = assignment.hit  # loaded by the caller; what it says about the HIT does not change
+    if locked.status == Assignment.Status.SUBMITTED:
+        raise AlreadySubmitted()
+    if locked.status == Assignment.Status.RETURNED:
+        raise WorkRefused("You returned this HIT; it can no longer be changed.")
+    now = timezone.now()
+    if locked.status == Assignment.Status.EXPIRED or locked.expires_at <= now:
+        if not hit_locked:
+            raise ReservationLapsed()
+        project = locked.hit.project
+        others = (Assignment.objects.holding_a_place(now).filter(hit_id=locked.hit_id).exclude(pk=locked.pk)
+                  .count())
+        if others >= project.annotators_per_unit:
+            raise WorkRefused("Your reservation of this HIT expired and it went to another annotator.")
+        locked.status = Assignment.Status.RESERVED
+        locked.expires_at = now + timedelta(minutes=project.reservation_minutes)
+        locked.save(update_fields=["status", "expires_at"])
+    return locked
+
+
+def lock_hit(hit_id: int) -> None:
+    list(Hit.objects.select_for_update().filter(pk=hit_id).values_list("pk", flat=True))
+
+
+def renew_reservation(assignment: Assignment) -> Assignment:
+    """Renew a lapsed reservation if its place is still free (WorkRefused otherwise)."""
+    with transaction.atomic():
+        lock_hit(assignment.hit_id)
+        return lock_open_assignment(assignment, hit_locked=True)
+
+
+@dataclass
+class SubmitResult:
+    assignment: Assignment
+    already_submitted: bool = False
+    alignment_hits_created: int = 0
+
+
+def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> SubmitResult:
+    """Submit every answer of the HIT at once; a resent submit changes nothing; missing answers refuse it.
+
+    The last KV submission of a document settles its key-facts and creates the document's KA HITs (BRIEF step 6:
+    KA work exists only once KV is finished).
+    """
+    with transaction.atomic():
+        # The HIT's lock also serialises the submissions of one HIT: the last KV submission is seen as the last.
+        lock_hit(assignment.hit_id)
+        try:
+            locked = lock_open_assignment(assignment, hit_locked=True)
+        except AlreadySubmitted:
+            return SubmitResult(assignment=Assignment.objects.get(pk=assignment.pk), already_submitted=True)
+        hit = locked.hit
+        units = list(hit.units.order_by("position"))
+        labels = {label.unit_id: label for label in locked.labels.all()}
+        missing = []
+        for unit in units:
+            label = labels.get(unit.pk)
+            fields = label.missing(unit, hit) if label else unit.question_fields(hit)
+            if fields:
+                missing.append((unit, fields))
+        if missing:
+            raise MissingAnswers(missing)
+        locked.status, locked.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
+        locked.submission_key = submission_key[:64]
+        locked.save(update_fields=["status", "submitted_at", "submission_key"])
+        result = SubmitResult(assignment=locked)
+        if hit.task == Task.KEYFACT_VALIDATION and settle_keyfact_validation(hit.document) is not None:
+            result.alignment_hits_created, _ = create_alignment_hits(hit.document)
+        return result
+
+
+def return_assignment(*, assignment: Assignment) -> Assignment:
+    """The annotator gives the HIT back: its place returns to the pool and they will not be offered it again."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status == Assignment.Status.SUBMITTED:
+            raise WorkRefused("This HIT is already submitted and cannot be returned.")
+        if locked.status != Assignment.Status.RETURNED:
+            locked.status = Assignment.Status.RETURNED
+            locked.save(update_fields=["status"])
+        return locked

@@ -1,0 +1,244 @@
+"""Building HITs and their units for the three tasks (BRIEF step 6), and settling key-fact validation.
+
+`build_hits` is idempotent: it creates what is missing and never touches a HIT that exists, except to fill the
+display snapshot (highlights, AI judgment) of units nobody has labeled yet, so that running the assistance after
+building the HITs still shows it. A unit somebody labeled keeps the snapshot that person saw.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max, Q
+
+from assist.models import ContextualMapping, PreLabel
+
+from ..models import Assignment, Document, Hit, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+
+# FINEGRAIN_LLM_BACKEND names the kind of backend; a pre-label stores the name its backend reports.
+PRELABEL_BACKEND_NAMES = {"offline": "offline-similarity"}
+
+
+@dataclass
+class BuildResult:
+    task: str
+    hits_created: int = 0
+    units_created: int = 0
+    units_refreshed: int = 0
+    keyfacts_settled: dict[str, int] = field(default_factory=dict)
+
+
+def prelabel_backend() -> str:
+    configured = settings.FINEGRAIN_LLM_BACKEND
+    return PRELABEL_BACKEND_NAMES.get(configured, configured)
+
+
+def describe_source(backend: str, model: str) -> str:
+    """The name annotators see next to an AI judgment; the offline labeler must never pass for an LLM."""
+    if backend.startswith("offline"):
+        return "Offline labeler (sentence similarity, not an LLM)"
+    return f"{backend} · {model}" if model else backend
+
+
+def build_hits(project: Project, task: str) -> BuildResult:
+    """Create the missing HITs of `task` for `project`; KA only for documents whose key-fact validation is done."""
+    builders = {Task.FACT_VERIFICATION: _build_fv, Task.KEYFACT_VALIDATION: _build_kv,
+                Task.KEYFACT_ALIGNMENT: _build_ka}
+    if task not in builders:
+        raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
+    result = BuildResult(task=task)
+    with transaction.atomic():
+        builders[task](project, result)
+        result.units_refreshed = refresh_snapshots(project, task)
+    return result
+
+
+def _next_position(project: Project, task: str) -> int:
+    last = Hit.objects.filter(project=project, task=task).aggregate(last=Max("position"))["last"]
+    return 0 if last is None else last + 1
+
+
+def _sentence_highlights(project: Project) -> dict[int, list[int]]:
+    return dict(ContextualMapping.objects.filter(summary_sentence__summary__document__project=project)
+                .values_list("summary_sentence_id", "highlighted"))
+
+
+def _keyfact_highlights(filter_: Q) -> dict[int, list[int]]:
+    return dict(ContextualMapping.objects.filter(filter_).values_list("keyfact_id", "highlighted"))
+
+
+def _prelabels(project: Project) -> dict[int, tuple[str, str, str]]:
+    """The latest successful pre-label of the configured backend, per summary sentence."""
+    rows = (PreLabel.objects.filter(summary_sentence__summary__document__project=project,
+                                    status=PreLabel.Status.OK, backend=prelabel_backend())
+            .order_by("summary_sentence_id", "created", "pk")
+            .values_list("summary_sentence_id", "category", "reason", "backend", "model"))
+    return {sid: (category, reason, describe_source(backend, model))
+            for sid, category, reason, backend, model in rows}
+
+
+def _fv_snapshot(sentence_id: int, highlights: dict, prelabels: dict) -> dict:
+    category, reason, source = prelabels.get(sentence_id, ("", "", ""))
+    return {"highlighted": highlights.get(sentence_id), "ai_category": category, "ai_reason": reason,
+            "ai_source": source}
+
+
+def _build_fv(project: Project, result: BuildResult) -> None:
+    summaries = list(
+        Summary.objects.filter(document__project=project)
+        .exclude(hits__task=Task.FACT_VERIFICATION)
+        .select_related("document")
+        .order_by("document__domain", "document__uid", "model")
+    )
+    if not summaries:
+        return
+    position = _next_position(project, Task.FACT_VERIFICATION)
+    hits = Hit.objects.bulk_create([
+        Hit(project=project, task=Task.FACT_VERIFICATION, document=summary.document, summary=summary,
+            position=position + offset)
+        for offset, summary in enumerate(summaries)
+    ])
+    sentences = defaultdict(list)
+    for sentence in SummarySentence.objects.filter(summary__in=summaries).order_by("summary_id", "index"):
+        sentences[sentence.summary_id].append(sentence)
+    highlights, prelabels = _sentence_highlights(project), _prelabels(project)
+    units = [
+        Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence=sentence,
+             text=sentence.text, **_fv_snapshot(sentence.pk, highlights, prelabels))
+        for hit in hits
+        for position, sentence in enumerate(sentences[hit.summary_id])
+    ]
+    Unit.objects.bulk_create(units, batch_size=2000)
+    result.hits_created, result.units_created = len(hits), len(units)
+
+
+def _build_kv(project: Project, result: BuildResult) -> None:
+    candidates = defaultdict(list)
+    for fact in (KeyFact.objects.filter(document__project=project).exclude(origin=KeyFact.Origin.HUMAN)
+                 .exclude(document__hits__task=Task.KEYFACT_VALIDATION).order_by("document_id", "index")):
+        candidates[fact.document_id].append(fact)
+    if not candidates:
+        return
+    documents = list(Document.objects.filter(pk__in=candidates).order_by("domain", "uid"))
+    position = _next_position(project, Task.KEYFACT_VALIDATION)
+    hits = Hit.objects.bulk_create([
+        Hit(project=project, task=Task.KEYFACT_VALIDATION, document=document, position=position + offset)
+        for offset, document in enumerate(documents)
+    ])
+    highlights = _keyfact_highlights(Q(keyfact__document__project=project))
+    units = [
+        Unit(hit=hit, task=Task.KEYFACT_VALIDATION, position=position, keyfact=fact, text=fact.text,
+             highlighted=highlights.get(fact.pk))
+        for hit in hits
+        for position, fact in enumerate(candidates[hit.document_id])
+    ]
+    Unit.objects.bulk_create(units, batch_size=2000)
+    result.hits_created, result.units_created = len(hits), len(units)
+
+
+def _build_ka(project: Project, result: BuildResult) -> None:
+    # Documents with key-facts and at least one summary without a KA HIT (a summary may be imported later).
+    unaligned = Summary.objects.filter(document__project=project).exclude(hits__task=Task.KEYFACT_ALIGNMENT)
+    waiting = (Document.objects.filter(pk__in=unaligned.values("document_id"), keyfacts__isnull=False)
+               .select_related("project").distinct().order_by("domain", "uid"))
+    for document in waiting:
+        settled = settle_keyfact_validation(document)
+        if settled is None:
+            continue
+        for status, count in settled.items():
+            result.keyfacts_settled[status] = result.keyfacts_settled.get(status, 0) + count
+        hits, units = create_alignment_hits(document)
+        result.hits_created += hits
+        result.units_created += units
+
+
+def keyfact_validation_is_complete(document: Document) -> bool:
+    """Every candidate key-fact of `document` has N labels from submitted assignments (vacuously true: none)."""
+    needed = document.project.annotators_per_unit
+    candidates = (KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN)
+                  .annotate(n=Count("units__labels", filter=Q(
+                      units__task=Task.KEYFACT_VALIDATION,
+                      units__labels__assignment__status=Assignment.Status.SUBMITTED)))
+                  .values_list("n", flat=True))
+    return all(n >= needed for n in candidates)
+
+
+def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
+    """Accept or reject each candidate by the majority of its submitted labels; None while labels are missing.
+
+    A candidate becomes a human key-fact when a strict majority of the valid labels say "useful". A tie is a
+    rejection: half the annotators doubting a key-fact is reason enough to keep it out of the completeness
+    denominator. Imported human key-facts never go through validation. Settling twice gives the same result.
+    """
+    if not keyfact_validation_is_complete(document):
+        return None
+    votes = defaultdict(list)
+    for keyfact_id, useful in (Label.objects.filter(unit__keyfact__document=document,
+                                                    unit__task=Task.KEYFACT_VALIDATION,
+                                                    assignment__status=Assignment.Status.SUBMITTED)
+                               .values_list("unit__keyfact_id", "useful")):
+        votes[keyfact_id].append(useful)
+    settled = {KeyFact.Status.ACCEPTED: [], KeyFact.Status.REJECTED: []}
+    for fact in KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN):
+        answers = [vote for vote in votes[fact.pk] if vote is not None]
+        accepted = sum(answers) * 2 > len(answers)
+        settled[KeyFact.Status.ACCEPTED if accepted else KeyFact.Status.REJECTED].append(fact.pk)
+    for status, ids in settled.items():
+        KeyFact.objects.filter(pk__in=ids).update(status=status)
+    return {str(status): len(ids) for status, ids in settled.items()}
+
+
+def create_alignment_hits(document: Document) -> tuple[int, int]:
+    """One KA HIT per summary of `document` that has none: every human key-fact against every sentence."""
+    facts = list(document.keyfacts.filter(status=KeyFact.Status.ACCEPTED).order_by("index"))
+    if not facts:
+        return 0, 0
+    summaries = list(document.summaries.exclude(hits__task=Task.KEYFACT_ALIGNMENT).order_by("model"))
+    highlights = _keyfact_highlights(Q(keyfact__in=facts))
+    position = _next_position(document.project, Task.KEYFACT_ALIGNMENT)
+    hits_created = units_created = 0
+    for offset, summary in enumerate(summaries):
+        hit, created = Hit.objects.get_or_create(
+            task=Task.KEYFACT_ALIGNMENT, summary=summary,
+            defaults={"project": document.project, "document": document, "position": position + offset},
+        )
+        if not created:  # Built by a concurrent call in the meantime.
+            continue
+        sentences = list(summary.sentences.order_by("index"))
+        units = [
+            Unit(hit=hit, task=Task.KEYFACT_ALIGNMENT, position=row * len(sentences) + column, keyfact=fact,
+                 summary_sentence=sentence, text=fact.text, sentence_text=sentence.text, row=row, column=column,
+                 highlighted=highlights.get(fact.pk))
+            for row, fact in enumerate(facts)
+            for column, sentence in enumerate(sentences)
+        ]
+        Unit.objects.bulk_create(units, batch_size=2000)
+        hits_created, units_created = hits_created + 1, units_created + len(units)
+    return hits_created, units_created
+
+
+def refresh_snapshots(project: Project, task: str) -> int:
+    """Fill the snapshot of units nobody has labeled from the current mappings and pre-labels."""
+    units = list(Unit.objects.filter(hit__project=project, task=task, labels__isnull=True)
+                 .filter(Q(summary_sentence__isnull=False) | Q(keyfact__isnull=False)))
+    if not units:
+        return 0
+    if task == Task.FACT_VERIFICATION:
+        highlights, prelabels = _sentence_highlights(project), _prelabels(project)
+        wanted = {unit.pk: _fv_snapshot(unit.summary_sentence_id, highlights, prelabels) for unit in units}
+    else:
+        highlights = _keyfact_highlights(Q(keyfact__document__project=project))
+        wanted = {unit.pk: {"highlighted": highlights.get(unit.keyfact_id)} for unit in units}
+    changed = []
+    for unit in units:
+        values = wanted[unit.pk]
+        if any(getattr(unit, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(unit, name, value)
+            changed.append(unit)
+    if changed:
+        names = ["highlighted", "ai_category", "ai_reason", "ai_source"] if task == Task.FACT_VERIFICATION \
+            else ["highlighted"]
+        Unit.objects.bulk_update(changed, names, batch_size=1000)
+    return len(changed)

@@ -1,0 +1,11 @@
+"""Periodic work of the annotation app (Celery beat runs it; see CELERY_BEAT_SCHEDULE in settings)."""
+
+from celery import shared_task
+
+from .services.assignment import release_expired as release_expired_reservations
+
+
+@shared_task(name="annotation.tasks.release_expired")
+def release_expired() -> int:
+    """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
+    return release_expired_reservations()

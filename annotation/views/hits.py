@@ -1,0 +1,178 @@
+"""The HIT page an annotator works on: one view for the page, one per saved answer, one for the submission.
+
+The page works without JavaScript (one form posts every answer to `hit_submit`); with it, every answer is saved as
+it is given (htmx posts one item to `hit_answer`) and the keyboard drives everything (static/finegrain/hit.js).
+"""
+
+from uuid import uuid4
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from assist.models import Category
+
+from ..models import Assignment, ErrorType, Task, Unit
+from ..permissions import annotator_required, get_own_assignment
+from ..serializers import UnitDisplaySerializer
+from ..services.answers import InvalidAnswers, read_form, save_answers
+from ..services.assignment import (QUESTION_NAMES, AlreadySubmitted, MissingAnswers, WorkRefused,
+                                   describe_unit, return_assignment, submit_assignment)
+from .projects import group_turns
+
+ERROR_TYPE_KEYS = [(str(number), value, label) for number, (value, label) in enumerate(ErrorType.choices, 1)]
+AI_CATEGORIES = dict(Category.choices)
+
+
+def _answer_state(label) -> dict:
+    def yes_no(value):
+        return "" if value is None else ("yes" if value else "no")
+
+    if label is None:
+        return {"has_error": "", "ai_right": "", "useful": "", "aligned": "", "error_types": [], "seconds": 0}
+    return {"has_error": yes_no(label.has_error), "ai_right": yes_no(label.ai_right), "useful": yes_no(label.useful),
+            "aligned": yes_no(label.aligned), "error_types": label.error_types,
+            "seconds": round(label.seconds_on_item, 1)}
+
+
+def _item(unit, display: dict, label, hit) -> dict:
+    fields = unit.question_fields(hit)
+    missing = label.missing(unit, hit) if label else list(fields)
+    names = [f"u{unit.position}-{name}" for name in (*fields, "seconds")]
+    if unit.task == Task.FACT_VERIFICATION:
+        names.append(f"u{unit.position}-error_types")
+    return {
+        "unit": display,
+        "position": unit.position,
+        "name": describe_unit(unit),
+        "prefix": f"u{unit.position}",
+        "answers": _answer_state(label),
+        "required": " ".join(fields),
+        "params": ",".join(names),
+        "missing": [QUESTION_NAMES[name] for name in missing],
+        "has_label": label is not None,
+        "highlight": " ".join(str(index) for index in display.get("highlighted") or []),
+        "ai_category_label": AI_CATEGORIES.get(display.get("ai_category", ""), display.get("ai_category", "")),
+    }
+
+
+def hit_context(assignment: Assignment, **extra) -> dict:
+    """Everything the HIT page shows, in a fixed number of queries whatever the size of the HIT."""
+    hit = assignment.hit
+    units = list(hit.units.order_by("position"))
+    labels = {label.unit_id: label for label in assignment.labels.all()}
+    display = UnitDisplaySerializer(units, many=True, context={"hit": hit}).data
+    items = [_item(unit, data, labels.get(unit.pk), hit) for unit, data in zip(units, display)]
+    rows: list[dict] = []
+    if hit.task == Task.KEYFACT_ALIGNMENT:
+        for item, unit in zip(items, units):
+            if not rows or rows[-1]["row"] != unit.row:
+                rows.append({"row": unit.row, "number": unit.row + 1, "text": unit.text, "items": []})
+            rows[-1]["items"].append(item)
+    return {
+        "assignment": assignment,
+        "hit": hit,
+        "project": hit.project,
+        "document": hit.document,
+        # Called by the template only when the rendered source is not in the cache.
+        "turns": lambda: group_turns(hit.document),
+        "items": items,
+        "rows": rows,
+        "answered": sum(1 for item in items if not item["missing"]),
+        "error_type_keys": ERROR_TYPE_KEYS,
+        "ai_right_options": [("yes", "Right", "r"), ("no", "Wrong", "w")],
+        "error_options": [("yes", "Yes", "y"), ("no", "No", "n")],
+        "useful_options": [("yes", "Useful", "y"), ("no", "Not useful", "n")],
+        "aligned_options": [("yes", "Yes", "y"), ("no", "No", "n")],
+        "submission_key": uuid4().hex,
+        "instructions_task": hit.task,
+        **extra,
+    }
+
+
+def _render_page(request, assignment, status=200, **extra):
+    return render(request, "annotation/hit/page.html", hit_context(assignment, **extra), status=status)
+
+
+@annotator_required
+@require_GET
+def hit_page(request, assignment_id):
+    assignment = get_own_assignment(request, assignment_id)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        messages.info(request, "You have submitted this HIT; thank you.")
+        return redirect("work_home")
+    if assignment.status == Assignment.Status.RETURNED:
+        messages.info(request, "You returned this HIT.")
+        return redirect("work_home")
+    return _render_page(request, assignment)
+
+
+@annotator_required
+@require_POST
+def hit_answer(request, assignment_id, position):
+    """Save the answers of one item (htmx); the response is the item's save state."""
+    assignment = get_own_assignment(request, assignment_id)
+    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).first()
+    context = {"position": position}
+    if unit is None:
+        return render(request, "annotation/hit/_state.html", {**context, "error": "There is no such item."},
+                      status=404)
+    try:
+        answers = read_form(request.POST, [unit])
+        labels = save_answers(assignment=assignment, answers={unit: answers.get(unit, {})})
+    except InvalidAnswers as invalid:
+        return render(request, "annotation/hit/_state.html", {**context, "error": str(invalid)}, status=400)
+    except WorkRefused as refusal:
+        return render(request, "annotation/hit/_state.html", {**context, "error": str(refusal)},
+                      status=refusal.status_code)
+    label = labels.get(unit.pk)
+    missing = label.missing(unit, assignment.hit) if label else unit.question_fields(assignment.hit)
+    return render(request, "annotation/hit/_state.html",
+                  {**context, "saved": True, "missing": [QUESTION_NAMES[name] for name in missing]})
+
+
+@annotator_required
+@require_POST
+def hit_submit(request, assignment_id):
+    """Save every answer the form carries, then submit. A resent submit lands on the same thank-you."""
+    assignment = get_own_assignment(request, assignment_id)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        messages.info(request, "This HIT was already submitted; nothing changed.")
+        return redirect("work_home")
+    units = list(assignment.hit.units.all())
+    try:
+        answers = read_form(request.POST, units)
+        if answers:
+            save_answers(assignment=assignment, answers=answers)
+        result = submit_assignment(assignment=assignment, submission_key=request.POST.get("submission_key", ""))
+    except AlreadySubmitted:
+        messages.info(request, "This HIT was already submitted; nothing changed.")
+        return redirect("work_home")
+    except InvalidAnswers as invalid:
+        return _render_page(request, assignment, status=400, form_errors=invalid.errors)
+    except MissingAnswers as missing:
+        assignment.refresh_from_db()
+        return _render_page(request, assignment, status=400,
+                            missing_answers=[(describe_unit(unit), [QUESTION_NAMES[name] for name in fields])
+                                             for unit, fields in missing.missing])
+    except WorkRefused as refusal:
+        messages.error(request, str(refusal))
+        return redirect("work_home")
+    if result.already_submitted:
+        messages.info(request, "This HIT was already submitted; nothing changed.")
+    else:
+        messages.success(request, "HIT submitted. Thank you!")
+    return redirect("work_home")
+
+
+@annotator_required
+@require_POST
+def hit_return(request, assignment_id):
+    assignment = get_own_assignment(request, assignment_id)
+    try:
+        return_assignment(assignment=assignment)
+    except WorkRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        messages.info(request, "You returned the HIT; it goes to another annotator.")
+    return redirect("work_home")

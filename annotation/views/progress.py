@@ -1,0 +1,110 @@
+"""The manager's view of the annotation work: progress (polled live), HITs, one HIT's labels, annotators."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Avg, Exists, FloatField, OuterRef, Subquery
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from ..models import Annotator, Assignment, Hit, Label, Task, Unit
+from ..permissions import get_managed_project
+from ..services.assignment import describe_unit
+from ..services.hits import build_hits
+from ..services.progress import count_of, is_finished, task_progress
+
+
+@login_required
+@require_GET
+def progress(request, slug):
+    project = get_managed_project(request.user, slug)
+    rows = task_progress(project)
+    context = {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices}
+    if request.htmx:
+        response = render(request, "annotation/progress/_progress.html", context)
+        if context["finished"]:
+            response.status_code = HttpResponseStopPolling.status_code
+        return response
+    return render(request, "annotation/progress/progress.html", context)
+
+
+@login_required
+@require_POST
+def hits_build(request, slug):
+    project = get_managed_project(request.user, slug)
+    task = request.POST.get("task", "")
+    if task not in Task.values:
+        messages.error(request, f"Choose a task to build HITs for ({', '.join(Task.values)}).")
+        return redirect("progress", slug)
+    result = build_hits(project, task)
+    messages.success(request, f"{Task(task).label}: {result.hits_created} new HITs with {result.units_created} "
+                              f"units; {result.units_refreshed} waiting units updated with the latest assistance.")
+    return redirect("progress", slug)
+
+
+@login_required
+@require_GET
+def hit_list(request, slug):
+    project = get_managed_project(request.user, slug)
+    task = request.GET.get("task", "")
+    hits = (Hit.objects.filter(project=project).select_related("document", "summary")
+            .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
+                      submitted=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED), "hit"),
+                      reserved=count_of(Assignment.objects.filter(status=Assignment.Status.RESERVED,
+                                                                  expires_at__gt=timezone.now()), "hit"))
+            .order_by("task", "position", "pk"))
+    if task in Task.values:
+        hits = hits.filter(task=task)
+    page = Paginator(hits, 50).get_page(request.GET.get("page"))
+    return render(request, "annotation/progress/hit_list.html",
+                  {"project": project, "page": page, "task": task, "tasks": Task.choices})
+
+
+def _label_text(label, task: str) -> str:
+    def yes_no(value):
+        return "—" if value is None else ("yes" if value else "no")
+
+    if task == Task.FACT_VERIFICATION:
+        text = "no error" if label.has_error is False else (
+            "error: " + ", ".join(label.error_types) if label.has_error else "—")
+        if label.ai_right is not None:
+            text += f" · AI {'right' if label.ai_right else 'wrong'}"
+        return text
+    return yes_no(label.useful if task == Task.KEYFACT_VALIDATION else label.aligned)
+
+
+@login_required
+@require_GET
+def hit_detail(request, slug, hit_id):
+    project = get_managed_project(request.user, slug)
+    hit = get_object_or_404(Hit.objects.select_related("document", "summary", "project"), project=project,
+                            public_id=hit_id)
+    units = list(hit.units.order_by("position"))
+    assignments = list(hit.assignments.select_related("annotator").order_by("reserved_at", "pk"))
+    labels = {(label.unit_id, label.assignment_id): label for label in Label.objects.filter(unit__hit=hit)}
+    rows = [{"unit": unit, "name": describe_unit(unit),
+             "cells": [(labels.get((unit.pk, assignment.pk)), _label_text(labels[(unit.pk, assignment.pk)], hit.task)
+                        if (unit.pk, assignment.pk) in labels else "") for assignment in assignments]}
+            for unit in units]
+    return render(request, "annotation/progress/hit_detail.html",
+                  {"project": project, "hit": hit, "assignments": assignments, "rows": rows})
+
+
+@login_required
+@require_GET
+def annotator_list(request, slug):
+    project = get_managed_project(request.user, slug)
+    assignments = Assignment.objects.filter(hit__project=project)
+    labels = Label.objects.filter(unit__hit__project=project)
+    mean_seconds = (labels.filter(annotator=OuterRef("pk")).order_by().values("annotator")
+                    .annotate(mean=Avg("seconds_on_item")).values("mean"))
+    annotators = (Annotator.objects.filter(Exists(assignments.filter(annotator=OuterRef("pk"))))
+                  .annotate(submitted=count_of(assignments.filter(status=Assignment.Status.SUBMITTED), "annotator"),
+                            reserved=count_of(assignments.filter(status=Assignment.Status.RESERVED), "annotator"),
+                            labels_given=count_of(labels, "annotator"),
+                            mean_seconds=Subquery(mean_seconds, output_field=FloatField()))
+                  .order_by("created", "pk"))
+    page = Paginator(annotators, 100).get_page(request.GET.get("page"))
+    return render(request, "annotation/progress/annotators.html", {"project": project, "page": page})

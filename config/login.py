@@ -1,0 +1,74 @@
+"""Log-in pages with a brake on password guessing.
+
+Only failed attempts count: a team starting its shift behind one office address must not lock itself out, while a
+guesser is stopped after FINEGRAIN_LOGIN_FAILURES_PER_IP failures from one address (IPv6 by /64) or
+FINEGRAIN_LOGIN_FAILURES_PER_USERNAME failures against one username, whichever comes first. django-ratelimit does
+the counting, in fixed windows, in the default cache (shared through Redis in production).
+"""
+
+import math
+import unicodedata
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth import views as auth_views
+from django.shortcuts import render
+from django_ratelimit.core import get_usage
+
+IP_GROUP = "finegrain.login.ip"
+USERNAME_GROUP = "finegrain.login.username"
+
+
+def client_ip(request) -> str:
+    """The address a request came from (RATELIMIT_IP_META_KEY).
+
+    Behind the proxy (FINEGRAIN_BEHIND_PROXY, implied by FINEGRAIN_HTTPS), nginx overwrites X-Real-IP with the peer
+    it saw (deploy/nginx/finegrain.conf); gunicorn must then be reachable only through nginx, or the header could be
+    forged. Without the proxy, the socket's peer.
+    """
+    if settings.SECURE_PROXY_SSL_HEADER and request.META.get("HTTP_X_REAL_IP"):
+        return request.META["HTTP_X_REAL_IP"].strip()
+    return request.META.get("REMOTE_ADDR") or "0.0.0.0"
+
+
+def attempted_username(group: str, request) -> str:
+    # The login form strips and NFKC-normalises usernames; case and spacing variants must share one counter.
+    return unicodedata.normalize("NFKC", request.POST.get("username", "")).strip().casefold()
+
+
+def _counters(request):
+    return [
+        (IP_GROUP, "ip", settings.FINEGRAIN_LOGIN_FAILURES_PER_IP),
+        (USERNAME_GROUP, attempted_username, settings.FINEGRAIN_LOGIN_FAILURES_PER_USERNAME),
+    ]
+
+
+def rate_limited_login(view):
+    """Wrap a login view: refuse a POST with 429 once a counter is full, count every POST that fails."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        for group, key, rate in _counters(request):
+            usage = get_usage(request, group=group, key=key, rate=rate, method="POST", increment=False)
+            if usage is not None and usage["count"] >= usage["limit"]:
+                return too_many_failures(request, usage["time_left"])
+        response = view(request, *args, **kwargs)
+        # Success redirects; a form shown again (200) is a failed attempt.
+        if response.status_code == 200:
+            for group, key, rate in _counters(request):
+                get_usage(request, group=group, key=key, rate=rate, method="POST", increment=True)
+        return response
+
+    return wrapped
+
+
+def too_many_failures(request, seconds_left: int):
+    minutes = max(1, math.ceil(seconds_left / 60))
+    response = render(request, "registration/login_limited.html", {"minutes": minutes}, status=429)
+    response["Retry-After"] = str(max(1, seconds_left))
+    return response
+
+
+login_view = rate_limited_login(auth_views.LoginView.as_view())

@@ -1,0 +1,93 @@
+"""Helpers for tests of the annotation work: a small corpus with AI assistance, HITs built, labels given."""
+
+import json
+from pathlib import Path
+
+from assist.models import ContextualMapping, PreLabel
+
+from annotation.importing import import_dataset
+from annotation.models import Annotator, KeyFact, Project, SummarySentence
+from annotation.services.answers import save_answers
+from annotation.services.assignment import reserve_next_hit, submit_assignment
+from annotation.services.hits import build_hits
+
+SMALL_JSONL = Path(__file__).resolve().parent / "fixtures" / "import" / "small.jsonl"
+
+
+def import_small(project: Project) -> Project:
+    import_dataset(project=project, data=SMALL_JSONL.read_bytes(), filename="small.jsonl")
+    return project
+
+
+def import_generated(project: Project, *, documents: int = 10, summarizers: int = 4, sentences: int = 3,
+                     words_per_sentence: int = 12) -> Project:
+    """A synthetic corpus: `documents` x `summarizers` summaries, two candidate key-facts per document."""
+    rows = []
+    for d in range(documents):
+        text = " ".join(
+            " ".join(f"word{d}x{s}x{w}" for w in range(words_per_sentence)) + "." for s in range(sentences * 4))
+        for m in range(summarizers):
+            rows.append({
+                "uid": f"gen-{d}", "doc_id": f"gen-{d}", "source": "Gen", "domain": ("news", "sport")[d % 2],
+                "input_type": "non-dialogue", "model": f"model-{m}", "document": text,
+                "summary": " ".join(f"Summary {m} sentence {s} of document {d}." for s in range(sentences)),
+                "pred_keyfact": [f"Fact {k} of document {d}." for k in range(2)],
+            })
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    import_dataset(project=project, data=data, filename="generated.jsonl")
+    return project
+
+
+def add_assistance(project: Project, *, backend: str = "offline-similarity") -> None:
+    """A contextual mapping for every summary sentence and key-fact, and an ok pre-label per summary sentence."""
+    for sentence in SummarySentence.objects.filter(summary__document__project=project):
+        ContextualMapping.objects.create(summary_sentence=sentence, ranked=[1, 0], scores=[0.9, 0.5],
+                                         highlighted=[1], fraction=0.3, model_name="test", model_version="1")
+        flagged = "demolish" in sentence.text or "<script>" in sentence.text
+        PreLabel.objects.create(
+            summary_sentence=sentence, status=PreLabel.Status.OK, backend=backend, model="all-MiniLM-L6-v2",
+            prompt_version="test", category="relation" if flagged else "no_error",
+            reason=f"Reason for <{sentence.index}>: the source says so." if not flagged else
+            "The source says the pier is rebuilt, not demolished.",
+        )
+    for fact in KeyFact.objects.filter(document__project=project):
+        ContextualMapping.objects.create(keyfact=fact, ranked=[0, 1], scores=[0.8, 0.2], highlighted=[0],
+                                         fraction=0.3, model_name="test", model_version="1")
+
+
+def build_all(project: Project) -> None:
+    for task in ("fv", "kv", "ka"):
+        build_hits(project, task)
+
+
+def annotator_for(user) -> Annotator:
+    annotator, _ = Annotator.objects.get_or_create(provider=Annotator.Provider.ACCOUNT, external_id=str(user.pk),
+                                                   defaults={"user": user})
+    return annotator
+
+
+def crowd_annotator(name: str) -> Annotator:
+    return Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id=name)
+
+
+def answers_for(unit, *, yes: bool = True) -> dict:
+    if unit.task == "fv":
+        answer = {"has_error": not yes, "error_types": [] if yes else ["entity"]}
+        if "ai_right" in unit.question_fields(unit.hit):
+            answer["ai_right"] = yes
+        return answer
+    return {"useful": yes} if unit.task == "kv" else {"aligned": yes}
+
+
+def complete(assignment, *, yes: bool = True):
+    """Answer every unit of the assignment's HIT and submit it."""
+    units = list(assignment.hit.units.all())
+    save_answers(assignment=assignment, answers={unit: answers_for(unit, yes=yes) for unit in units})
+    return submit_assignment(assignment=assignment)
+
+
+def work_through(annotator: Annotator, project: Project, task: str, *, yes: bool = True):
+    assignment = reserve_next_hit(annotator, project, task)
+    assert assignment is not None
+    complete(assignment, yes=yes)
+    return assignment
