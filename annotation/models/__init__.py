@@ -3,15 +3,19 @@ from .assignment import Assignment, Label
 from .corpus import Document, DocumentSentence, KeyFact, Summary, SummarySentence
 from .job import Job
 from .project import Assistance, Membership, Project
+from .quality import AttentionCheck, Decision, Grade
 from .work import ErrorType, Hit, Task, Unit
 
 __all__ = [
     "Annotator",
     "Assignment",
     "Assistance",
+    "AttentionCheck",
+    "Decision",
     "Document",
     "DocumentSentence",
     "ErrorType",
+    "Grade",
     "Hit",
     "Job",
     "KeyFact",
