@@ -61,6 +61,13 @@ def current_annotator(request) -> Annotator | None:
     if hasattr(request, "_finegrain_annotator"):
         return request._finegrain_annotator
     annotator = None
+    # --- crowd hook (issue #7): a signed crowd/link session token wins over the log-in; see annotation/crowd.
+    from .crowd.tokens import session_of
+
+    if (session := session_of(request)) is not None:
+        request._finegrain_annotator = session.annotator
+        return session.annotator
+    # --- end crowd hook
     user = request.user
     if user.is_authenticated:
         try:
@@ -96,7 +103,11 @@ def may_work_in(annotator: Annotator, project: Project) -> bool:
     if annotator.provider == Annotator.Provider.ACCOUNT:
         return annotator.user_id is not None and project.memberships.filter(
             user_id=annotator.user_id, role=Membership.Role.ANNOTATOR).exists()
-    return False
+    # --- crowd hook (issue #7)
+    from .crowd.tokens import crowd_may_work
+
+    return crowd_may_work(annotator, project)
+    # --- end crowd hook
 
 
 def work_projects(annotator: Annotator) -> QuerySet[Project]:
@@ -170,3 +181,32 @@ def labels_visible_to(request) -> QuerySet[Label]:
     annotator = current_annotator(request)
     own = Q(annotator=annotator) if annotator else Q(pk__in=[])
     return Label.objects.filter(Q(unit__hit__project__in=managed_projects(request.user)) | own)
+
+
+# --- Quality control (annotation/quality/): managers only.
+
+def get_project_annotator(user, slug: str, public_id) -> tuple[Project, Annotator]:
+    """An annotator who holds or held an assignment in a project `user` manages; 404 otherwise."""
+    project = get_managed_project(user, slug)
+    annotator = Annotator.objects.filter(public_id=public_id, assignments__hit__project=project).distinct().first()
+    if annotator is None:
+        raise Http404("No such annotator in this project")
+    return project, annotator
+
+
+def grades_visible_to(user) -> QuerySet:
+    """Grades of the projects `user` manages (annotators never see grades through the API)."""
+    from .models import Grade
+
+    return Grade.objects.filter(assignment__hit__project__in=managed_projects(user))
+
+
+def get_managed_grade(user, assignment_public_id, *, slug: str | None = None):
+    """The grade of a submitted assignment in a project `user` manages; 404 for anybody else."""
+    grades = grades_visible_to(user).select_related("assignment__hit__project", "assignment__annotator")
+    if slug is not None:
+        grades = grades.filter(assignment__hit__project__slug=slug)
+    grade = grades.filter(assignment__public_id=assignment_public_id).first()
+    if grade is None:
+        raise Http404("No such graded submission")
+    return grade

@@ -9,3 +9,6 @@ from .services.assignment import release_expired as release_expired_reservations
 def release_expired() -> int:
     """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
     return release_expired_reservations()
+
+# --- crowd hook (issue #7): the outbox tasks live in annotation/crowd/tasks.py; import them so workers know them.
+from .crowd import tasks as crowd_tasks  # noqa: E402,F401

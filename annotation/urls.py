@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from .views import hits, progress, projects, work
+from .views import crowd, crowd_manager, hits, progress, projects, quality, work
 
 
 class TaskConverter:
@@ -28,12 +28,40 @@ urlpatterns = [
     path("projects/<slug:slug>/hits/build/", progress.hits_build, name="hits_build"),
     path("projects/<slug:slug>/hits/<uuid:hit_id>/", progress.hit_detail, name="hit_detail"),
     path("projects/<slug:slug>/annotators/", progress.annotator_list, name="annotator_list"),
+    # Quality control (managers), and the annotators' screening test.
+    path("projects/<slug:slug>/quality/", quality.quality_dashboard, name="quality_dashboard"),
+    path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/", quality.annotator_quality,
+         name="annotator_quality"),
+    path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/status/", quality.annotator_status_view,
+         name="annotator_status"),
+    path("projects/<slug:slug>/quality/grades/<uuid:assignment_id>/override/", quality.grade_override_view,
+         name="grade_override"),
+    path("work/screening/", quality.screening, name="work_screening"),
     # The annotator's pages.
     path("work/", work.work_home, name="work_home"),
     path("work/instructions/", work.instructions, name="work_instructions"),
     path("work/<slug:slug>/<task:task>/next/", work.start_next, name="work_next"),
-    path("work/hits/<uuid:assignment_id>/", hits.hit_page, name="hit_page"),
-    path("work/hits/<uuid:assignment_id>/answers/<int:position>/", hits.hit_answer, name="hit_answer"),
-    path("work/hits/<uuid:assignment_id>/submit/", hits.hit_submit, name="hit_submit"),
-    path("work/hits/<uuid:assignment_id>/return/", hits.hit_return, name="hit_return"),
+    # crowd hook (issue #7): `crowd_aware` lets a worker with a signed session token (MTurk, Prolific, private
+    # link) use the same HIT views; without a token they behave exactly as before (log-in and CSRF cookie).
+    path("work/hits/<uuid:assignment_id>/", crowd.crowd_aware(hits.hit_page), name="hit_page"),
+    path("work/hits/<uuid:assignment_id>/answers/<int:position>/", crowd.crowd_aware(hits.hit_answer, kind="answer"),
+         name="hit_answer"),
+    path("work/hits/<uuid:assignment_id>/submit/", crowd.crowd_aware(hits.hit_submit, kind="submit"),
+         name="hit_submit"),
+    path("work/hits/<uuid:assignment_id>/return/", crowd.crowd_aware(hits.hit_return, kind="return"),
+         name="hit_return"),
+    # Crowd providers: the workers' ways in, and the manager's pages (annotation/views/crowd*.py).
+    path("crowd/mturk/<uuid:batch_id>/", crowd.mturk_entry, name="crowd_mturk_entry"),
+    path("crowd/prolific/<uuid:batch_id>/", crowd.prolific_entry, name="crowd_prolific_entry"),
+    path("crowd/link/next/", crowd.link_next, name="crowd_link_next"),
+    path("crowd/link/<str:token>/", crowd.link_entry, name="crowd_link"),
+    path("crowd/done/<uuid:assignment_id>/", crowd.done, name="crowd_done"),
+    path("projects/<slug:slug>/crowd/", crowd_manager.manage, name="crowd_manage"),
+    path("projects/<slug:slug>/crowd/publish/", crowd_manager.publish, name="crowd_publish"),
+    path("projects/<slug:slug>/crowd/workers/<uuid:annotator_id>/", crowd_manager.worker, name="crowd_worker"),
+    path("projects/<slug:slug>/crowd/workers/<uuid:annotator_id>/decide/", crowd_manager.decide,
+         name="crowd_decide"),
+    path("projects/<slug:slug>/crowd/links/", crowd_manager.link_new, name="crowd_link_new"),
+    path("projects/<slug:slug>/crowd/links/<uuid:link_id>/revoke/", crowd_manager.link_revoke_view,
+         name="crowd_link_revoke"),
 ]

@@ -1,7 +1,7 @@
 """HIT page load test: 50 simulated annotators on gunicorn + PostgreSQL (loopback), an FV HIT on a 10,000-word text.
 
     python -m benchmarks.hit_load                       # 50 annotators, 60 s
-    python -m benchmarks.hit_load --annotators 50 --seconds 60 --think 1.0 --workers 3 --threads 8
+    python -m benchmarks.hit_load --annotators 50 --seconds 60 --think 1.0 --workers 4 --worker-class sync
 
 Set-up (in a child process, on a scratch database `finegrain_hitload` that is dropped and re-created): one
 10,000-word synthetic document, enough summaries of 8 sentences for every annotator to hold an FV HIT (3 annotators
@@ -71,7 +71,7 @@ def prepare(annotators: int) -> dict:
              "redact_type": "redacted", "model": f"model-{m:02d}", "document": text,
              "summary": " ".join(sentence(rng, True) for _ in range(SENTENCES_PER_SUMMARY))}
             for m in range(summaries)]
-    project = Project.objects.create(slug="load", name="Load test")
+    project = Project.objects.create(slug="load", name="Load test", attention_check_rate=0)
     import_dataset(project=project, data="\n".join(json.dumps(r) for r in rows).encode(), filename="load.jsonl")
     document_row = project.documents.get()
     n_source = document_row.sentences.count()
@@ -224,9 +224,14 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float) -> d
 
 
 def warm_up(port: int, sessions: list[dict], requests: int) -> None:
-    """Open a few pages first, so every worker has its connection and the rendered source in its cache."""
-    for info in (sessions * requests)[:requests]:
-        Annotator(port, info).open_page()
+    """Open pages first, several at once, so that every worker has its database connection and the rendered
+    source in its cache (what a server that has been up for a minute has)."""
+    threads = [threading.Thread(target=lambda info=info: Annotator(port, info).open_page())
+               for info in (sessions * requests)[:requests]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def main() -> None:
@@ -234,9 +239,9 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
-    parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

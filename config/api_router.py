@@ -11,5 +11,6 @@ router.register("hits", api.HitViewSet, basename="hit")
 router.register("units", api.UnitViewSet, basename="unit")
 router.register("assignments", api.AssignmentViewSet, basename="assignment")
 router.register("labels", api.LabelViewSet, basename="label")
+router.register("grades", api.GradeViewSet, basename="grade")
 
 urlpatterns = router.urls

@@ -65,6 +65,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "annotation.crowd.context.crowd_session",
             ],
         },
     },
@@ -203,6 +204,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # `celery -A config beat` runs these; expired HIT reservations also return to the pool lazily.
 CELERY_BEAT_SCHEDULE = {
     "release-expired-reservations": {"task": "annotation.tasks.release_expired", "schedule": 60.0},
+    "crowd-drain-outbox": {"task": "annotation.crowd.drain_outbox", "schedule": 300.0},
 }
 
 # --- The protocol and its limits
@@ -222,6 +224,12 @@ FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", 
 FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", [])
 # Empty: assist.config's default. Under Django, assist.config reads settings only, so the variable must pass here.
 FINEGRAIN_OFFLINE_THRESHOLD = env("FINEGRAIN_OFFLINE_THRESHOLD")
+
+# Benchmark exports (exports/storage.py): when a bucket is set, every finished export is also uploaded there.
+FINEGRAIN_EXPORT_S3_BUCKET = env("FINEGRAIN_EXPORT_S3_BUCKET")
+FINEGRAIN_EXPORT_S3_PREFIX = env("FINEGRAIN_EXPORT_S3_PREFIX", "finegrain-exports")
+FINEGRAIN_EXPORT_S3_REGION = env("FINEGRAIN_EXPORT_S3_REGION")
+FINEGRAIN_EXPORT_S3_ENDPOINT_URL = env("FINEGRAIN_EXPORT_S3_ENDPOINT_URL")
 
 # LOG_FORMAT=json: one JSON object a line (python-json-logger) for a log collector; `plain` reads better on a laptop.
 LOG_FORMAT = env("LOG_FORMAT", "plain")
@@ -250,3 +258,28 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 if not env("STATIC_ROOT"):
     # WhiteNoise warns about a missing STATIC_ROOT even when it serves from the finders (the laptop demo).
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# --- Crowd providers (annotation/crowd/; BRIEF step 8). Endpoints come from here, never from a request.
+FINEGRAIN_MTURK_SANDBOX = envbool("FINEGRAIN_MTURK_SANDBOX", True)
+FINEGRAIN_MTURK_ENDPOINT = env("FINEGRAIN_MTURK_ENDPOINT", "https://mturk-requester.us-east-1.amazonaws.com")
+FINEGRAIN_MTURK_SANDBOX_ENDPOINT = env("FINEGRAIN_MTURK_SANDBOX_ENDPOINT",
+                                       "https://mturk-requester-sandbox.us-east-1.amazonaws.com")
+FINEGRAIN_MTURK_RETRY_MODE = env("FINEGRAIN_MTURK_RETRY_MODE", "adaptive")
+FINEGRAIN_MTURK_MAX_ATTEMPTS = envint("FINEGRAIN_MTURK_MAX_ATTEMPTS", 5)
+# Where a worker's browser may send the finished assignment (turkSubmitTo); anything else is refused.
+FINEGRAIN_MTURK_SUBMIT_ORIGINS = envlist("FINEGRAIN_MTURK_SUBMIT_ORIGINS",
+                                         ["https://www.mturk.com", "https://workersandbox.mturk.com"])
+FINEGRAIN_MTURK_FRAME_HEIGHT = envint("FINEGRAIN_MTURK_FRAME_HEIGHT", 0)
+FINEGRAIN_MTURK_AUTO_APPROVAL_HOURS = envint("FINEGRAIN_MTURK_AUTO_APPROVAL_HOURS", 72)
+FINEGRAIN_HIT_LIFETIME_HOURS = envint("FINEGRAIN_HIT_LIFETIME_HOURS", 7 * 24)
+# Expected work per unit, used for the reward (project wage x time) and the cost estimate.
+FINEGRAIN_SECONDS_PER_UNIT = envint("FINEGRAIN_SECONDS_PER_UNIT", 30)
+FINEGRAIN_PROLIFIC_API_URL = env("FINEGRAIN_PROLIFIC_API_URL", "https://api.prolific.com")
+FINEGRAIN_PROLIFIC_TOKEN = env("FINEGRAIN_PROLIFIC_TOKEN")
+FINEGRAIN_PROLIFIC_PROJECT_ID = env("FINEGRAIN_PROLIFIC_PROJECT_ID")
+FINEGRAIN_PROLIFIC_FEE_RATE = env("FINEGRAIN_PROLIFIC_FEE_RATE", "0.333")
+FINEGRAIN_CROWD_TIMEOUT = envfloat("FINEGRAIN_CROWD_TIMEOUT", 30.0)
+FINEGRAIN_LINK_MAX_AGE_DAYS = envint("FINEGRAIN_LINK_MAX_AGE_DAYS", 30)
+FINEGRAIN_LINK_RATE = env("FINEGRAIN_LINK_RATE", "30/m")
+# How long a worker's signed session token is honoured (a HIT's reservation is much shorter anyway).
+FINEGRAIN_CROWD_SESSION_HOURS = envint("FINEGRAIN_CROWD_SESSION_HOURS", 12)

@@ -18,5 +18,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("assist.urls")),
+    path("", include("exports.urls")),
     path("", include("annotation.urls")),
 ]

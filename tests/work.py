@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+from django.utils import timezone
+
 from assist.models import ContextualMapping, PreLabel
 
 from annotation.importing import import_dataset
@@ -14,18 +16,26 @@ from annotation.services.hits import build_hits
 SMALL_JSONL = Path(__file__).resolve().parent / "fixtures" / "import" / "small.jsonl"
 
 
+def without_attention_checks(project: Project) -> Project:
+    """These tests are about the units a corpus makes; attention checks have their own tests (tests/quality)."""
+    project.attention_check_rate = 0
+    project.save(update_fields=["attention_check_rate"])
+    return project
+
+
 def import_small(project: Project) -> Project:
+    without_attention_checks(project)
     import_dataset(project=project, data=SMALL_JSONL.read_bytes(), filename="small.jsonl")
     return project
 
 
 def import_generated(project: Project, *, documents: int = 10, summarizers: int = 4, sentences: int = 3,
-                     words_per_sentence: int = 12) -> Project:
+                     words_per_sentence: int = 12, document_sentences: int | None = None) -> Project:
     """A synthetic corpus: `documents` x `summarizers` summaries, two candidate key-facts per document."""
     rows = []
     for d in range(documents):
-        text = " ".join(
-            " ".join(f"word{d}x{s}x{w}" for w in range(words_per_sentence)) + "." for s in range(sentences * 4))
+        text = " ".join(" ".join(f"Word{d}x{s}x{w}" for w in range(words_per_sentence)) + "."
+                        for s in range(document_sentences or sentences * 4))
         for m in range(summarizers):
             rows.append({
                 "uid": f"gen-{d}", "doc_id": f"gen-{d}", "source": "Gen", "domain": ("news", "sport")[d % 2],
@@ -34,6 +44,7 @@ def import_generated(project: Project, *, documents: int = 10, summarizers: int 
                 "pred_keyfact": [f"Fact {k} of document {d}." for k in range(2)],
             })
     data = "\n".join(json.dumps(row) for row in rows).encode()
+    without_attention_checks(project)
     import_dataset(project=project, data=data, filename="generated.jsonl")
     return project
 
@@ -67,7 +78,9 @@ def annotator_for(user) -> Annotator:
 
 
 def crowd_annotator(name: str) -> Annotator:
-    return Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id=name)
+    """A crowd worker who has passed the screening test (crowd workers need it before their first HIT)."""
+    return Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id=name,
+                                    qualified_at=timezone.now())
 
 
 def answers_for(unit, *, yes: bool = True) -> dict:

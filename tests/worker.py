@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,12 +23,15 @@ def database_url() -> str:
 @contextmanager
 def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1):
     env = dict(os.environ, DATABASE_URL=database_url(), CELERY_BROKER_URL=settings.CELERY_BROKER_URL)
+    # The log goes to a file, not a pipe nobody reads: a full pipe would block the worker mid-task.
+    log = tempfile.NamedTemporaryFile("w+", prefix="celery-worker-", suffix=".log")
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--concurrency", str(concurrency),
          "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname",
          f"test-{os.getpid()}-{time.monotonic_ns()}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
     )
+    process.log = log
     try:
         yield process
     finally:
@@ -37,6 +41,13 @@ def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
+
+
+def worker_log(process) -> str:
+    process.log.flush()
+    process.log.seek(0)
+    return process.log.read()[-5000:]
 
 
 def purge_queues(*queues: str) -> None:

@@ -188,9 +188,13 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Save the answers of one item; the response is the stored label and what it still misses."""
         assignment = get_own_assignment(request, public_id)
         data = request.data
+        if not isinstance(data, dict):  # JSON null, a list, a string or a number (QueryDict is a dict)
+            return _problem("The body must be a JSON object: the item's `unit` and its answers.", 400)
         unknown = sorted(set(data) - {"unit", *ANSWER_FIELDS})
         if unknown:
             return _problem(f"Unknown field(s): {', '.join(unknown)}.", 400)
+        if not set(data) & set(ANSWER_FIELDS):
+            return _problem(f"No answer was sent: give one of {', '.join(ANSWER_FIELDS)}.", 400)
         unit = _find_unit(assignment, str(data.get("unit", "")))
         if unit is None:
             return _problem("`unit` must be the position (0-based) or the id of an item of this HIT.", 400)

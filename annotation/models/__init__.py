@@ -1,5 +1,6 @@
 from .annotator import Annotator
 from .assignment import Assignment, Label
+from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .corpus import Document, DocumentSentence, KeyFact, Summary, SummarySentence
 from .job import Job
 from .project import Assistance, Membership, Project
@@ -11,6 +12,9 @@ __all__ = [
     "Assignment",
     "Assistance",
     "AttentionCheck",
+    "CrowdBatch",
+    "CrowdClaim",
+    "CrowdHit",
     "Decision",
     "Document",
     "DocumentSentence",
@@ -20,8 +24,12 @@ __all__ = [
     "Job",
     "KeyFact",
     "Label",
+    "LedgerEntry",
     "Membership",
+    "PrivateLink",
     "Project",
+    "Provider",
+    "ProviderResource",
     "Summary",
     "SummarySentence",
     "Task",

@@ -12,6 +12,8 @@ class Annotator(models.Model):
         LINK = "link", "Private link"
         MTURK = "mturk", "Amazon Mechanical Turk"
         PROLIFIC = "prolific", "Prolific"
+        # Synthetic labels from `simulate_annotations` (pilots, load tests): never mixed with real ones in exports.
+        SIMULATED = "simulated", "Simulated (pilot)"
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
@@ -27,6 +29,8 @@ class Annotator(models.Model):
     external_id = models.CharField(max_length=200)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created = models.DateTimeField(auto_now_add=True)
+    # When the annotator passed the comprehension test (annotation/quality/qualification.py); null: not yet.
+    qualified_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created", "pk"]
@@ -40,6 +44,10 @@ class Annotator(models.Model):
     @property
     def pseudonym(self) -> str:
         return f"ann-{self.public_id.hex[:10]}"
+
+    @property
+    def is_simulated(self) -> bool:
+        return self.provider == self.Provider.SIMULATED
 
     @property
     def may_work(self) -> bool:

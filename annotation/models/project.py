@@ -43,6 +43,28 @@ class Project(models.Model):
     min_approved_hits = models.PositiveIntegerField(default=1000)
     worker_locales = models.CharField(max_length=100, default="AU,CA,NZ,GB,US")
 
+    # Quality control (paper G.1, G.3; annotation/quality/). A submission passes when the share of its attention
+    # checks that failed is at most `max_failed_check_share` (0: every check must pass).
+    max_failed_check_share = models.FloatField(default=0.0,
+                                               validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # Crowd workers (MTurk, Prolific) only: in-house annotators are never paid or refused through a provider.
+    reject_failed = models.BooleanField(default=True, help_text="Reject crowd submissions that fail their checks")
+    block_after_failures = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    pause_below_pass_rate = models.FloatField(default=0.5, validators=[MinValueValidator(0.0),
+                                                                       MaxValueValidator(1.0)])
+    pass_rate_window = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
+    # The dashboard flags annotators whose median time per item is below this (implausibly fast work).
+    fast_seconds_per_item = models.FloatField(default=3.0, validators=[MinValueValidator(0.0)])
+
+    class Qualification(models.TextChoices):
+        CROWD = "crowd", "Crowd and link annotators must pass the screening test"
+        ALL = "all", "Everybody must pass the screening test"
+        NONE = "none", "No screening test"
+
+    # Paper G.1: a 10-question comprehension test passed at 100%. In-house accounts are trained in person.
+    qualification_required = models.CharField(max_length=8, choices=Qualification.choices,
+                                              default=Qualification.CROWD)
+
     class Meta:
         ordering = ["slug"]
 

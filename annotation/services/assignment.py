@@ -98,6 +98,11 @@ def reserve_next_hit(annotator: Annotator, project: Project, task: str) -> Assig
         release_expired(annotator=annotator, now=now)
         if current := current_assignment(annotator, project, task, now):
             return current
+        # --- quality control hook (issue 5): paused, blocked or unqualified annotators get no new HIT.
+        from ..quality.qualification import reservation_refusal
+        if refusal := reservation_refusal(annotator, project):
+            raise WorkRefused(refusal)
+        # --- end of hook
         tried: list[int] = []
         while True:
             hit = (available_hits(annotator, project, task, now).exclude(pk__in=tried)
@@ -211,6 +216,10 @@ def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> Su
         locked.status, locked.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
         locked.submission_key = submission_key[:64]
         locked.save(update_fields=["status", "submitted_at", "submission_key"])
+        # --- quality control hook (issue 5): grade the attention checks, write approve/reject/bonus/block.
+        from ..quality.policy import grade_and_apply_policy
+        grade_and_apply_policy(locked)
+        # --- end of hook
         result = SubmitResult(assignment=locked)
         if hit.task == Task.KEYFACT_VALIDATION and settle_keyfact_validation(hit.document) is not None:
             result.alignment_hits_created, _ = create_alignment_hits(hit.document)

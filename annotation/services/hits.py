@@ -51,6 +51,10 @@ def build_hits(project: Project, task: str) -> BuildResult:
     with transaction.atomic():
         builders[task](project, result)
         result.units_refreshed = refresh_snapshots(project, task)
+        # --- quality control hook (issue 5): attention checks into HITs nobody holds yet.
+        from ..quality.injection import inject_attention_checks
+        result.units_created += inject_attention_checks(project, task)
+        # --- end of hook
     return result
 
 
@@ -215,6 +219,10 @@ def create_alignment_hits(document: Document) -> tuple[int, int]:
         ]
         Unit.objects.bulk_create(units, batch_size=2000)
         hits_created, units_created = hits_created + 1, units_created + len(units)
+        # --- quality control hook (issue 5): KA HITs are also created by the last KV submission.
+        from ..quality.injection import inject_into_hit_of_project
+        units_created += inject_into_hit_of_project(hit)
+        # --- end of hook
     return hits_created, units_created
 
 

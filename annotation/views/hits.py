@@ -119,7 +119,9 @@ def hit_answer(request, assignment_id, position):
                       status=404)
     try:
         answers = read_form(request.POST, [unit])
-        labels = save_answers(assignment=assignment, answers={unit: answers.get(unit, {})})
+        if not answers:
+            raise InvalidAnswers({describe_unit(unit): ["No answer was sent."]})
+        labels = save_answers(assignment=assignment, answers=answers)
     except InvalidAnswers as invalid:
         return render(request, "annotation/hit/_state.html", {**context, "error": str(invalid)}, status=400)
     except WorkRefused as refusal:

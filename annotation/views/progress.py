@@ -16,12 +16,16 @@ from ..services.hits import build_hits
 from ..services.progress import count_of, is_finished, task_progress
 
 
+def _progress_context(project) -> dict:
+    rows = task_progress(project)
+    return {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices}
+
+
 @login_required
 @require_GET
 def progress(request, slug):
     project = get_managed_project(request.user, slug)
-    rows = task_progress(project)
-    context = {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices}
+    context = _progress_context(project)
     if request.htmx:
         response = render(request, "annotation/progress/_progress.html", context)
         if context["finished"]:
@@ -36,8 +40,9 @@ def hits_build(request, slug):
     project = get_managed_project(request.user, slug)
     task = request.POST.get("task", "")
     if task not in Task.values:
-        messages.error(request, f"Choose a task to build HITs for ({', '.join(Task.values)}).")
-        return redirect("progress", slug)
+        error = f"Choose a task to build HITs for: {', '.join(Task.values)} (got {task!r}). Nothing was built."
+        return render(request, "annotation/progress/progress.html", {**_progress_context(project),
+                                                                     "build_error": error}, status=400)
     result = build_hits(project, task)
     messages.success(request, f"{Task(task).label}: {result.hits_created} new HITs with {result.units_created} "
                               f"units; {result.units_refreshed} waiting units updated with the latest assistance.")

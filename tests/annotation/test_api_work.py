@@ -64,8 +64,10 @@ def test_an_annotator_reserves_answers_and_submits_through_the_api(corpus, annot
     ({"unit": 7, "useful": True}, "`unit` must be"),
     ({"unit": "not-a-uuid", "useful": True}, "`unit` must be"),
     ({"useful": True}, "`unit` must be"),
+    ({"unit": 0, "useful": None}, "This field may not be null"),
     ({"unit": 0, "useful": True, "extra": 1}, "Unknown field(s): extra"),
     ({"unit": 0, "seconds_on_item": "soon"}, "A valid number is required"),
+    ({"unit": 0}, "No answer was sent"),
 ])
 def test_bad_answers_get_a_clear_400_and_nothing_is_written(corpus, annotator, payload, text):
     client = api(annotator)
@@ -153,3 +155,19 @@ def test_the_openapi_schema_lists_the_work_endpoints(client, manager):
     for path in ("/api/hits/", "/api/units/", "/api/assignments/reserve/", "/api/assignments/{public_id}/answers/",
                  "/api/assignments/{public_id}/submit/", "/api/labels/"):
         assert path in schema
+
+
+def test_lists_take_a_fixed_number_of_queries(project, manager, annotator, django_assert_max_num_queries):
+    from tests.work import build_all, import_generated
+
+    import_generated(project, documents=4, summarizers=3)
+    build_all(project)
+    for index in range(3):
+        work_through(crowd_annotator(f"n{index}"), project, "fv")
+    assignment_id = reserve(api(annotator)).json()["id"]
+    for user, url in ((manager, "/api/hits/"), (manager, "/api/units/"), (manager, "/api/assignments/"),
+                      (manager, "/api/labels/"), (annotator, f"/api/assignments/{assignment_id}/"),
+                      (annotator, "/api/units/")):
+        client = api(user)
+        with django_assert_max_num_queries(10):
+            assert client.get(url).status_code == 200

@@ -149,6 +149,8 @@ def test_each_answer_is_saved_as_it_is_given_and_a_reload_shows_it(client, fv_as
     ({"u0-colour": "red"}, 400, "colour is not a question"),
     ({"u1-has_error": "no"}, 400, "no such item"),
     ({"u0-seconds": "-3"}, 400, "greater than or equal to 0"),
+    ({}, 400, "No answer was sent."),
+    ({"u0-has_error": ""}, 400, "No answer was sent."),
 ])
 def test_bad_answers_get_a_clear_4xx_and_nothing_is_written(client, fv_assignment, annotator, data, status, text):
     client.force_login(annotator)

@@ -101,7 +101,25 @@ def test_managers_build_hits_and_nobody_else_can(client, project, manager, annot
     client.force_login(manager)
     response = client.post(url, {"task": "fv"}, follow=True)
     assert "Fact verification: 4 new HITs with 6 units" in response.content.decode()
-    response = client.post(url, {"task": "bogus"}, follow=True)
-    assert "Choose a task" in response.content.decode()
+    response = client.post(url, {"task": "<b>bogus</b>"})
+    assert response.status_code == 400
+    assert "Choose a task to build HITs for: fv, kv, ka (got &#x27;&lt;b&gt;bogus&lt;/b&gt;&#x27;)" in \
+        response.content.decode()
     assert client.get(url).status_code == 405
     assert Hit.objects.count() == 4
+
+
+def test_the_manager_pages_take_a_fixed_number_of_queries(client, project, manager, django_assert_max_num_queries):
+    from tests.work import build_all, import_generated
+
+    import_generated(project, documents=6, summarizers=3)
+    build_all(project)
+    workers = [crowd_annotator(f"q{i}") for i in range(4)]
+    for worker in workers:
+        work_through(worker, project, "fv")
+    client.force_login(manager)
+    hit = Hit.objects.filter(project=project, task="fv", assignments__isnull=False).first()
+    for url in (reverse("progress", args=["alpha"]), reverse("hit_list", args=["alpha"]),
+                reverse("hit_detail", args=["alpha", hit.public_id]), reverse("annotator_list", args=["alpha"])):
+        with django_assert_max_num_queries(12):
+            assert client.get(url).status_code == 200

@@ -11,7 +11,7 @@ from assist.models import ContextualMapping, DocumentEmbedding, PreLabel
 from assist.runs import assist_run_start
 from config.celery_app import app
 
-from ..worker import celery_worker, purge_queues
+from ..worker import celery_worker, purge_queues, worker_log
 
 SMALL_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl"
 
@@ -31,7 +31,7 @@ def test_a_worker_process_runs_the_assist_job_and_the_row_shows_progress():
                 job.refresh_from_db()
                 if job.is_finished:
                     break
-                assert worker.poll() is None, worker.stdout.read()
+                assert worker.poll() is None, worker_log(worker)
                 time.sleep(0.5)
     finally:
         app.conf.task_always_eager = True

@@ -43,7 +43,8 @@ AI = {0: ("no_error", "The reopening and the cost are both stated."),
 
 @pytest.fixture
 def work(django_user_model):
-    project = Project.objects.create(slug="lib", name="Library study", annotators_per_unit=1)
+    # No attention checks: this test knows every item of every HIT (the checks have their own browser test).
+    project = Project.objects.create(slug="lib", name="Library study", annotators_per_unit=1, attention_check_rate=0)
     import_dataset(project=project, data=json.dumps(ROW).encode(), filename="lib.jsonl")
     document = project.documents.get()
     for sentence in document.summaries.get().sentences.all():
@@ -219,3 +220,77 @@ def test_placeholders_and_markup_in_a_document_are_shown_as_text(watched, live_s
     assert page.locator("#source script, #source img, #source phonenumber_1").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert events == {"dialogs": [], "errors": [], "failed": []}
+
+
+def test_a_10000_word_document_moves_highlights_without_rerendering(watched, live_server, django_user_model):
+    import random
+
+    from annotation.models import SummarySentence
+    from annotation.services.assignment import reserve_next_hit
+    from tests.work import annotator_for, import_generated
+
+    project = import_generated(Project.objects.create(slug="long", name="Long"), documents=1, summarizers=1,
+                               sentences=8, words_per_sentence=20, document_sentences=500)
+    document = project.documents.get()
+    assert document.word_count == 10_000
+    rng = random.Random(3)
+    for sentence in SummarySentence.objects.filter(summary__document=document):
+        highlighted = sorted(rng.sample(range(500), 150))  # the paper's 30%
+        ContextualMapping.objects.create(summary_sentence=sentence, ranked=highlighted, scores=[0.5] * 150,
+                                         highlighted=highlighted, fraction=0.3, model_name="t", model_version="1")
+    build_hits(project, "fv")
+    user = django_user_model.objects.create_user("longreader", password="pw-longreader-123")
+    Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    assignment = reserve_next_hit(annotator_for(user), project, "fv")
+    page, events = watched
+    log_in_by_keyboard(page, live_server, "longreader")
+    page.goto(f"{live_server.url}/work/hits/{assignment.public_id}/")
+    page.wait_for_selector("#item-0.current")
+    assert page.locator("#source .sentence").count() == 500
+    assert page.locator(".sentence.hl").count() == 150
+    # Moving through all 8 items: each move swaps 150 highlights and scrolls the source; the source is never
+    # rendered again (a marker set on its first sentence survives).
+    took = page.evaluate("""() => {
+        document.getElementById("s0").dataset.probe = "kept";
+        const began = performance.now();
+        for (let i = 0; i < 7; i++) {
+            document.dispatchEvent(new KeyboardEvent("keydown", {key: "j", bubbles: true}));
+            document.body.getBoundingClientRect();  // force the layout each move causes
+        }
+        return (performance.now() - began) / 7;
+    }""")
+    assert page.locator("#item-7.current").count() == 1
+    assert page.get_attribute("#s0", "data-probe") == "kept"
+    expected = page.get_attribute("#item-7", "data-highlight").split()
+    assert page.locator(".sentence.hl").evaluate_all("els => els.map(e => e.id.slice(1))") == expected
+    assert took < 50, f"{took:.1f} ms per move"
+    assert events == {"dialogs": [], "errors": [], "failed": []}
+
+
+def test_the_page_submits_without_javascript(chromium, live_server, work):
+    context = chromium.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        log_in_by_keyboard(page, live_server, "annie")
+        with page.expect_navigation():
+            page.click("text=Start next fact verification HIT")
+        # The error types appear (pure CSS) once "yes, an error" is chosen.
+        assert not page.is_visible("#item-1 .types")
+        for position in range(3):
+            page.check(f"input[name=u{position}-ai_right][value=yes]")
+            page.check(f"input[name=u{position}-has_error][value={'yes' if position == 1 else 'no'}]")
+        assert page.is_visible("#item-1 .types")
+        # A first submit without the error type is refused with the list of what is missing.
+        with page.expect_navigation():
+            page.click("#submit-hit")
+        assert "Sentence 2: which error types?" in page.inner_text("#missing-answers")
+        page.check("input[name=u1-error_types][value=entity]")
+        with page.expect_navigation():
+            page.click("#submit-hit")
+        assert "HIT submitted. Thank you!" in page.inner_text("main")
+    finally:
+        context.close()
+    fv = Assignment.objects.get(hit__task="fv")
+    assert fv.status == "submitted"
+    assert [(label.has_error, label.error_types) for label in fv.labels.order_by("unit__position")] == [
+        (False, []), (True, ["entity"]), (False, [])]

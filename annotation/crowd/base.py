@@ -1,0 +1,177 @@
+"""The crowd-provider interface: everything the platform asks of MTurk, Prolific or a private link.
+
+Every outbound decision (approve, reject, bonus, block) is a Decision row executed by the outbox (outbox.py);
+providers answer "already done" as success (`AlreadyDone`) and raise `TransientError` for what a retry may fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT = Decimal("0.01")
+
+
+def usd(value) -> Decimal:
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+class ProviderError(Exception):
+    """The provider refused; `code` is its error code. Not retried: a person must look."""
+
+    def __init__(self, message: str, code: str = ""):
+        self.code = code
+        super().__init__(f"{code}: {message}" if code else message)
+
+
+class TransientError(ProviderError):
+    """The provider failed in a way a retry may fix (a service fault, a timeout, a 5xx, a 429)."""
+
+
+class AlreadyDone(Exception):
+    """The provider says the action was carried out before: success, never a second payment."""
+
+    def __init__(self, response: dict | None = None):
+        self.response = response or {}
+        super().__init__("already done")
+
+
+@dataclass
+class CostEstimate:
+    hits: int
+    assignments_per_hit: int
+    reward_usd: Decimal
+    fee_rate: Decimal
+    expected_bonuses: int
+    bonus_usd: Decimal
+
+    @property
+    def assignments(self) -> int:
+        return self.hits * self.assignments_per_hit
+
+    @property
+    def rewards(self) -> Decimal:
+        return usd(self.reward_usd * self.assignments)
+
+    @property
+    def reward_fees(self) -> Decimal:
+        return usd(self.rewards * self.fee_rate)
+
+    @property
+    def bonuses(self) -> Decimal:
+        return usd(self.bonus_usd * self.expected_bonuses)
+
+    @property
+    def bonus_fees(self) -> Decimal:
+        return usd(self.bonuses * self.fee_rate)
+
+    @property
+    def total(self) -> Decimal:
+        return self.rewards + self.reward_fees + self.bonuses + self.bonus_fees
+
+    def as_dict(self) -> dict:
+        return {"hits": self.hits, "assignments_per_hit": self.assignments_per_hit,
+                "assignments": self.assignments, "reward_usd": str(self.reward_usd),
+                "fee_rate": str(self.fee_rate), "rewards": str(self.rewards), "reward_fees": str(self.reward_fees),
+                "expected_bonuses": self.expected_bonuses, "bonuses": str(self.bonuses),
+                "bonus_fees": str(self.bonus_fees), "total": str(self.total)}
+
+
+@dataclass
+class RemoteSubmission:
+    """An assignment as the provider lists it."""
+
+    external_assignment_id: str
+    external_hit_id: str
+    worker_id: str
+    status: str  # the provider's word: Submitted/Approved/Rejected, or AWAITING REVIEW/APPROVED/...
+    submitted: bool
+    raw: dict = field(default_factory=dict)
+
+
+@dataclass
+class PublishItem:
+    """One HIT to create: what the dry run prints and what publish sends."""
+
+    hit_id: int
+    url: str
+    units: int
+
+
+class CrowdProvider:
+    """One crowd platform. Methods raise ProviderError / TransientError, or AlreadyDone where relevant."""
+
+    name = ""
+    #: Origins allowed to frame the HIT pages (CSP frame-ancestors); empty: never framed.
+    frame_ancestors: tuple[str, ...] = ()
+
+    def fee_rate(self, assignments_per_hit: int) -> Decimal:
+        return Decimal("0")
+
+    def estimate(self, *, hits: int, assignments_per_hit: int, reward_usd: Decimal, expected_bonuses: int,
+                 bonus_usd: Decimal) -> CostEstimate:
+        return CostEstimate(hits=hits, assignments_per_hit=assignments_per_hit, reward_usd=usd(reward_usd),
+                            fee_rate=self.fee_rate(assignments_per_hit), expected_bonuses=expected_bonuses,
+                            bonus_usd=usd(bonus_usd))
+
+    # --- Publishing
+    def describe(self, plan) -> list[str]:
+        """The requests publishing `plan` would send (the dry run), without sending any."""
+        return [f"{len(plan.items)} HITs at {plan.entry_url or 'private links'}"]
+
+    def prepare(self, batch, *, entry_url: str) -> None:
+        """Create what the batch needs once (qualification types, a HIT type, a study at `entry_url`)."""
+
+    def publish_hit(self, batch, crowd_hit, url: str) -> str:
+        """Create one HIT; returns its external id. Must be safe to call again with the same request token."""
+        raise NotImplementedError
+
+    def finish_publish(self, batch) -> None:
+        """Called once every HIT exists (Prolific publishes the study here)."""
+
+    # --- Workers
+    def list_submissions(self, batch) -> list[RemoteSubmission]:
+        raise NotImplementedError
+
+    def approve(self, claim, feedback: str) -> dict:
+        raise NotImplementedError
+
+    def reject(self, claim, feedback: str) -> dict:
+        raise NotImplementedError
+
+    def pay_bonus(self, *, worker_id: str, claim, amount: Decimal, reason: str, token: str, state: dict,
+                  checkpoint) -> dict:
+        """Pay once. `state` is what earlier attempts recorded; `checkpoint(state)` saves it at once, so a
+        crash between two provider calls never leads to a second payment. The answer may carry "fees"."""
+        raise NotImplementedError
+
+    def block(self, *, worker_id: str, reason: str) -> dict:
+        raise NotImplementedError
+
+    def unblock(self, *, worker_id: str, reason: str) -> dict:
+        raise NotImplementedError
+
+    def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:
+        raise NotImplementedError
+
+    def expire(self, batch) -> None:
+        raise NotImplementedError
+
+    def extend(self, batch, *, hours: int) -> None:
+        raise NotImplementedError
+
+
+def get_provider(name: str, *, sandbox: bool | None = None) -> CrowdProvider:
+    if name == "mturk":
+        from .mturk import MTurkProvider
+
+        return MTurkProvider(sandbox=sandbox)
+    if name == "prolific":
+        from .prolific import ProlificProvider
+
+        return ProlificProvider()
+    if name == "link":
+        from .links import LinkProvider
+
+        return LinkProvider()
+    raise ValueError(f"Unknown provider {name!r}: use mturk, prolific or link")

@@ -1,0 +1,185 @@
+"""Carrying out decisions (the outbox): approve, reject, bonus, block, unblock, each a Decision row.
+
+The quality policy (or a manager) writes a Decision with a deterministic idempotency key; `execute_decision`
+claims it with a conditional UPDATE (one executor per attempt, no transaction held across the provider call),
+calls the provider, and records the outcome and the money in the ledger. "Already done" answers count as
+success; a transient failure leaves it pending for the Celery task's retry; anything else fails it for a person.
+"""
+
+import logging
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from ..models import Annotator, CrowdClaim, Decision, LedgerEntry, Project, Provider
+from .base import AlreadyDone, ProviderError, TransientError, get_provider, usd
+
+logger = logging.getLogger(__name__)
+MAX_ATTEMPTS = 8
+
+
+class RetryLater(Exception):
+    """A transient provider failure: the task retries with a backoff."""
+
+
+def _claim_of(decision: Decision) -> CrowdClaim | None:
+    if decision.assignment_id:
+        return CrowdClaim.objects.select_related("batch").filter(assignment_id=decision.assignment_id).first()
+    # A bonus for a streak: MTurk pays bonuses against one of the worker's assignments, the latest one.
+    return (CrowdClaim.objects.select_related("batch")
+            .filter(assignment__annotator=decision.annotator, assignment__hit__project=decision.project)
+            .order_by("-verified", "-created").first())
+
+
+def _provider_for(decision: Decision, claim: CrowdClaim | None, providers: dict | None = None):
+    name = decision.annotator.provider
+    if name not in Provider.values:
+        return None  # an in-house account: nothing to tell a platform
+    sandbox = claim.batch.sandbox if claim is not None and claim.batch is not None else None
+    injected = (providers or {}).get((name, sandbox))
+    return injected or get_provider(name, sandbox=sandbox)
+
+
+def _checkpoint(decision: Decision):
+    def save(state: dict) -> None:
+        decision.provider_response = state
+        Decision.objects.filter(pk=decision.pk).update(provider_response=state)
+    return save
+
+
+def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
+    kind = decision.kind
+    if provider is None:
+        return {"local": True}
+    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT):
+        if claim is None:
+            if decision.annotator.provider == Provider.LINK:
+                return {"local": True}
+            raise ProviderError("No provider assignment is recorded for this decision's assignment.")
+        feedback = decision.reason or ("Thank you for your careful work." if kind == Decision.Kind.APPROVE else "")
+        return (provider.approve if kind == Decision.Kind.APPROVE else provider.reject)(claim, feedback)
+    if kind == Decision.Kind.BONUS:
+        if decision.annotator.provider == Provider.LINK:
+            return {"local": True}
+        if claim is None:
+            raise ProviderError("A bonus needs one of the worker's assignments on the provider.")
+        return provider.pay_bonus(worker_id=decision.annotator.external_id, claim=claim,
+                                  amount=decision.amount_usd, reason=decision.reason or "Bonus for good work",
+                                  token=decision.idempotency_key, state=dict(decision.provider_response or {}),
+                                  checkpoint=_checkpoint(decision))
+    if decision.annotator.provider == Provider.LINK:
+        return {"local": True}
+    method = provider.block if kind == Decision.Kind.BLOCK else provider.unblock
+    return method(worker_id=decision.annotator.external_id, reason=decision.reason or "Repeated failed checks")
+
+
+def _record(decision: Decision, claim: CrowdClaim | None, provider, response: dict) -> None:
+    """The decision's effects here: the annotator's status and the money it moved."""
+    if decision.kind == Decision.Kind.BLOCK:
+        Annotator.objects.filter(pk=decision.annotator_id).update(status=Annotator.Status.BLOCKED)
+    elif decision.kind == Decision.Kind.UNBLOCK:
+        Annotator.objects.filter(pk=decision.annotator_id).update(status=Annotator.Status.ACTIVE)
+    if provider is None or response.get("local"):
+        return
+    batch = claim.batch if claim is not None else None
+    entries = []
+    if decision.kind == Decision.Kind.APPROVE and batch is not None:
+        rate = provider.fee_rate(batch.assignments_per_hit)
+        entries = [(LedgerEntry.Kind.REWARD, batch.reward_usd), (LedgerEntry.Kind.REWARD_FEE,
+                                                                  usd(batch.reward_usd * rate))]
+    elif decision.kind == Decision.Kind.BONUS:
+        rate = provider.fee_rate(batch.assignments_per_hit if batch else 1)
+        fee = response.get("fees")
+        entries = [(LedgerEntry.Kind.BONUS, decision.amount_usd),
+                   (LedgerEntry.Kind.BONUS_FEE, usd(fee) if fee is not None else usd(decision.amount_usd * rate))]
+    for kind, amount in entries:
+        try:
+            with transaction.atomic():
+                LedgerEntry.objects.create(project=decision.project, batch=batch, annotator=decision.annotator,
+                                           decision=decision, provider=provider.name, kind=kind,
+                                           amount_usd=amount, external_ref=claim.external_assignment_id if claim
+                                           else "")
+        except IntegrityError:
+            pass  # recorded by an earlier attempt
+
+
+def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
+    """Carry out one pending decision; returns its status. Raises RetryLater on a transient failure."""
+    decision = Decision.objects.select_related("annotator", "project").filter(pk=decision_id).first()
+    if decision is None or decision.status != Decision.Status.PENDING:
+        return decision.status if decision else "missing"
+    claim = _claim_of(decision)
+    if (claim is not None and claim.provider in (Provider.MTURK, Provider.PROLIFIC)
+            and not claim.verified):
+        # The worker id came from unsigned query parameters: nobody is paid, rejected or blocked until the
+        # provider's own API has confirmed it (sync), and never when it contradicted it.
+        if claim.provider_status == "worker_mismatch":
+            return _finish(decision, Decision.Status.FAILED,
+                           error="The provider names another worker for this assignment; a person must check.")
+        return Decision.Status.PENDING
+    # Claim this attempt: if another executor got here first, the UPDATE matches nothing.
+    claimed = Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
+                                      attempts=decision.attempts).update(attempts=F("attempts") + 1)
+    if not claimed:
+        return Decision.Status.PENDING
+    decision.attempts += 1
+    provider = _provider_for(decision, claim, providers)
+    try:
+        response = _perform(decision, provider, claim)
+    except AlreadyDone as done:
+        response = {"already_done": True, **done.response}
+    except TransientError as error:
+        return _transient(decision, error)
+    except ProviderError as error:
+        return _finish(decision, Decision.Status.FAILED, error=str(error))
+    _record(decision, claim, provider, response)
+    return _finish(decision, Decision.Status.DONE, response=response)
+
+
+def _transient(decision: Decision, error: Exception) -> str:
+    if decision.attempts >= MAX_ATTEMPTS:
+        return _finish(decision, Decision.Status.FAILED, error=f"Gave up after {decision.attempts} attempts: {error}")
+    Decision.objects.filter(pk=decision.pk).update(last_error=str(error)[:2000])
+    raise RetryLater(str(error))
+
+
+def _finish(decision: Decision, status: str, *, error: str = "", response: dict | None = None) -> str:
+    values = {"status": status, "last_error": error[:2000], "executed_at": timezone.now()}
+    if response is not None:
+        values["provider_response"] = {**(decision.provider_response or {}), **_jsonable(response)}
+    Decision.objects.filter(pk=decision.pk).update(**values)
+    if status == Decision.Status.FAILED:
+        logger.warning("Decision %s (%s) failed: %s", decision.pk, decision.idempotency_key, error)
+    return status
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items() if k != "ResponseMetadata"}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def execute_pending(project: Project, *, providers: dict | None = None) -> dict[str, int]:
+    """Carry out every pending decision of `project` now (the sync command's last step)."""
+    counts: dict[str, int] = {}
+    for pk in Decision.objects.filter(project=project, status=Decision.Status.PENDING).values_list("pk", flat=True):
+        try:
+            status = execute_decision(pk, providers=providers)
+        except RetryLater:
+            status = "retry"
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def spend(project: Project) -> dict[str, Decimal]:
+    """What the ledger says was spent, per kind and in total."""
+    rows = dict(LedgerEntry.objects.filter(project=project).values_list("kind").annotate(total=Sum("amount_usd")))
+    totals = {kind: usd(rows.get(kind, 0) or 0) for kind in LedgerEntry.Kind.values}
+    totals["total"] = usd(sum(totals.values()))
+    return totals

@@ -1,0 +1,208 @@
+"""Prolific (docs.prolific.com, API v1). The only module that talks HTTP to Prolific, through one httpx client.
+
+A batch is one study whose external URL carries {{%PROLIFIC_PID%}}, {{%STUDY_ID%}} and {{%SESSION_ID%}}; the
+participant comes back to Prolific with the study's completion code. The study opens in a new tab (Prolific's
+way), so our pages are never framed by Prolific. Bonuses are created, then paid: the pay call is not idempotent
+(Prolific's documentation says so), so its sending is checkpointed first and an uncertain payment is never
+repeated: it fails the decision for a person to check.
+"""
+
+from decimal import Decimal
+from urllib.parse import urlsplit
+
+import httpx
+from django.conf import settings
+
+from ..models import ProviderResource
+from .base import AlreadyDone, CrowdProvider, ProviderError, RemoteSubmission, TransientError, usd
+
+# Prolific asks for at least 100 characters of explanation on a rejection.
+MIN_REJECTION_MESSAGE = 100
+REJECTION_CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL", "FAILED_CHECK",
+                        "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
+SUBMITTED = {"AWAITING REVIEW", "APPROVED", "REJECTED"}
+COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def make_client() -> httpx.Client:
+    return httpx.Client(base_url=settings.FINEGRAIN_PROLIFIC_API_URL, timeout=settings.FINEGRAIN_CROWD_TIMEOUT,
+                        headers={"Authorization": f"Token {settings.FINEGRAIN_PROLIFIC_TOKEN}",
+                                 "Content-Type": "application/json", "Accept": "application/json"})
+
+
+def rejection_message(reason: str) -> str:
+    message = reason.strip() or "Your submission failed the attention checks built into the task."
+    if len(message) < MIN_REJECTION_MESSAGE:
+        message += (" The task contains items with a known answer; the answers given to them show that the "
+                    "instructions were not followed, so the submission cannot be accepted.")
+    return message
+
+
+class ProlificProvider(CrowdProvider):
+    name = "prolific"
+
+    def __init__(self, client: httpx.Client | None = None):
+        self._client = client
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def fee_rate(self, assignments_per_hit: int) -> Decimal:
+        return Decimal(settings.FINEGRAIN_PROLIFIC_FEE_RATE)
+
+    def call(self, method: str, path: str, json=None) -> dict:
+        try:
+            response = self.client.request(method, path, json=json)
+        except httpx.TransportError as error:
+            raise TransientError(str(error), code=type(error).__name__) from error
+        if response.status_code == 429 or response.status_code >= 500:
+            raise TransientError(response.text[:500], code=str(response.status_code))
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("error", response.json())
+            except ValueError:
+                detail = response.text
+            raise ProviderError(str(detail)[:1000], code=str(response.status_code))
+        return response.json() if response.content else {}
+
+    def _resource(self, key: str, create) -> str:
+        found = ProviderResource.objects.filter(provider=self.name, sandbox=False, key=key).first()
+        if found:
+            return found.external_id
+        external_id = create()
+        ProviderResource.objects.get_or_create(provider=self.name, sandbox=False, key=key,
+                                               defaults={"external_id": external_id})
+        return external_id
+
+    def blocklist_group(self, project) -> str:
+        return self._resource(f"blocklist:{project.slug}", lambda: self.call(
+            "POST", "/api/v1/participant-groups/", {"project_id": settings.FINEGRAIN_PROLIFIC_PROJECT_ID,
+                                                    "name": f"finegrain blocked ({project.slug})"})["id"])
+
+    def describe(self, plan) -> list[str]:
+        places = len(plan.items) * plan.assignments_per_hit
+        return [f"POST {settings.FINEGRAIN_PROLIFIC_API_URL}/api/v1/studies/ with {places} places, reward "
+                f"{int(plan.reward_usd * 100)} cents, external_study_url {plan.entry_url}?{URL_PARAMETERS}",
+                "POST /api/v1/studies/<id>/transition/ {\"action\": \"PUBLISH\"}"]
+
+    def prepare(self, batch, *, entry_url: str) -> None:
+        from ..models import Task
+
+        group = self.blocklist_group(batch.project)
+        hits = batch.crowd_hits.count()
+        body = {
+            "name": f"{Task(batch.task).label}: judge machine-written summaries",
+            "internal_name": f"finegrain {batch.project.slug} {batch.task} {batch.public_id}",
+            "description": "Read a source text and judge each summary sentence or key-fact (AI assistance shown).",
+            "external_study_url": f"{entry_url}?{URL_PARAMETERS}",
+            "prolific_id_option": "url_parameters",
+            "completion_codes": [{"code": batch.completion_code, "code_type": "COMPLETED",
+                                  "actions": [{"action": "MANUALLY_REVIEW"}]}],
+            "total_available_places": hits * batch.assignments_per_hit,
+            "estimated_completion_time": batch.project.reservation_minutes // 2 or 1,
+            "maximum_allowed_time": batch.project.reservation_minutes,
+            "reward": int(batch.reward_usd * 100),
+            "device_compatibility": ["desktop"],
+            "filters": [{"filter_id": "participant_group_blocklist", "selected_values": [group]}],
+            "project": settings.FINEGRAIN_PROLIFIC_PROJECT_ID,
+        }
+        batch.external_id = self._resource(f"study:{batch.public_id}",
+                                           lambda: self.call("POST", "/api/v1/studies/", body)["id"])
+        batch.save(update_fields=["external_id"])
+
+    def publish_hit(self, batch, crowd_hit, url: str) -> str:
+        return batch.external_id  # one study serves every HIT of the batch
+
+    def finish_publish(self, batch) -> None:
+        study = self.call("GET", f"/api/v1/studies/{batch.external_id}/")
+        if study.get("status") == "UNPUBLISHED":
+            self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "PUBLISH"})
+
+    def list_submissions(self, batch) -> list[RemoteSubmission]:
+        found, path = [], f"/api/v1/studies/{batch.external_id}/submissions/"
+        while path:
+            page = self.call("GET", path)
+            for item in page.get("results", []):
+                found.append(RemoteSubmission(
+                    external_assignment_id=item["id"], external_hit_id=batch.external_id,
+                    worker_id=item["participant_id"], status=item["status"],
+                    submitted=item["status"] in SUBMITTED, raw={"status": item["status"]}))
+            href = ((page.get("_links") or {}).get("next") or {}).get("href")
+            # Follow the next page on our own API host only, whatever host the link names.
+            path = (urlsplit(href).path + (f"?{urlsplit(href).query}" if urlsplit(href).query else "")) if href \
+                else None
+        return found
+
+    def _transition(self, claim, body: dict, done_status: str) -> dict:
+        try:
+            return self.call("POST", f"/api/v1/submissions/{claim.external_assignment_id}/transition/", body)
+        except ProviderError as error:
+            if isinstance(error, TransientError):
+                raise
+            current = self.call("GET", f"/api/v1/submissions/{claim.external_assignment_id}/")
+            if current.get("status") == done_status:
+                raise AlreadyDone({"status": done_status}) from error
+            raise
+
+    def approve(self, claim, feedback: str) -> dict:
+        return self._transition(claim, {"action": "APPROVE"}, "APPROVED")
+
+    def reject(self, claim, feedback: str, category: str = "FAILED_CHECK") -> dict:
+        if category not in REJECTION_CATEGORIES:
+            raise ValueError(f"Unknown Prolific rejection category {category!r}")
+        return self._transition(claim, {"action": "REJECT", "message": rejection_message(feedback),
+                                        "rejection_category": category}, "REJECTED")
+
+    def pay_bonus(self, *, worker_id: str, claim, amount: Decimal, reason: str, token: str, state: dict,
+                  checkpoint) -> dict:
+        if state.get("paid"):
+            raise AlreadyDone(state)
+        if state.get("pay_sent"):
+            raise ProviderError(f"A pay request for bulk bonus {state.get('bulk_id')} was sent and its outcome is "
+                                "unknown; Prolific's pay call is not idempotent, so check the workspace before "
+                                "paying again.", code="uncertain_payment")
+        if not state.get("bulk_id"):
+            created = self.call("POST", "/api/v1/submissions/bonus-payments/", {
+                "study_id": claim.batch.external_id, "csv_bonuses": f"{worker_id},{amount:.2f}\n"})
+            state.update(bulk_id=created["id"], fees=str(usd(Decimal(created.get("fees", 0)) / 100)))
+            checkpoint(state)
+        state["pay_sent"] = True
+        checkpoint(state)
+        self.call("POST", f"/api/v1/bulk-bonus-payments/{state['bulk_id']}/pay/")
+        state["paid"] = True
+        checkpoint(state)
+        return {"bulk_id": state["bulk_id"], "fees": state["fees"], "paid": True}
+
+    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
+        group = self._group_for_worker(worker_id, project)
+        self.call("POST", f"/api/v1/participant-groups/{group}/participants/", {"participant_ids": [worker_id]})
+        return {"group": group}
+
+    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
+        group = self._group_for_worker(worker_id, project)
+        self.call("DELETE", f"/api/v1/participant-groups/{group}/participants/", {"participant_ids": [worker_id]})
+        return {"group": group}
+
+    def _group_for_worker(self, worker_id: str, project) -> str:
+        if project is None:
+            from ..models import Annotator
+
+            annotator = Annotator.objects.get(provider=self.name, external_id=worker_id)
+            project = annotator.assignments.select_related("hit__project").latest("reserved_at").hit.project
+        return self.blocklist_group(project)
+
+    def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:
+        for worker_id in worker_ids:
+            self.call("POST", "/api/v1/messages/", {"recipient_id": worker_id, "body": f"{subject}\n\n{message}"})
+        return {"sent": len(worker_ids)}
+
+    def expire(self, batch) -> None:
+        self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "STOP"})
+
+    def extend(self, batch, *, hours: int) -> None:
+        # A Prolific study has no expiry date: it runs until its places are taken or it is stopped.
+        self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "START"})

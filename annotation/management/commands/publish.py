@@ -1,0 +1,60 @@
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation.crowd.base import get_provider
+from annotation.crowd.publishing import plan_publish, publish
+from annotation.models import Project, Task
+
+
+class Command(BaseCommand):
+    help = ("Publish a task's HITs on MTurk, Prolific or as private-link work. Prints exactly what would be "
+            "created and what it costs, then asks for confirmation (--yes skips it; --dry-run stops there). "
+            "An interrupted run is resumed by running the command again: nothing is created twice.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--task", required=True, choices=Task.values)
+        parser.add_argument("--provider", required=True, choices=["mturk", "prolific", "link"])
+        parser.add_argument("--sandbox", action="store_true", help="MTurk's sandbox (no money moves)")
+        parser.add_argument("--dry-run", action="store_true", help="print the plan and the cost, create nothing")
+        parser.add_argument("--yes", action="store_true", help="publish without asking")
+
+    def handle(self, *args, project, task, provider, sandbox, dry_run, yes, verbosity, **options):
+        target = Project.objects.filter(slug=project).first()
+        if target is None:
+            raise CommandError(f"no such project: {project!r}")
+        plan = plan_publish(project=target, task=task, provider=provider, sandbox=sandbox)
+        impl = get_provider(provider, sandbox=sandbox)
+        estimate = plan.estimate.as_dict()
+        self.stdout.write(f"{target.slug}: {len(plan.items)} {task} HITs to publish on {provider}"
+                          f"{' (sandbox)' if sandbox else ''}.")
+        for line in impl.describe(plan):
+            self.stdout.write(f"  {line}")
+        self.stdout.write(
+            f"Cost: {estimate['assignments']} assignments x {estimate['reward_usd']} USD = {estimate['rewards']}"
+            f" + fees {estimate['reward_fees']} ({estimate['fee_rate']}) + expected bonuses {estimate['bonuses']}"
+            f" ({estimate['expected_bonuses']}) + their fees {estimate['bonus_fees']}"
+            f" = {estimate['total']} USD" + (" (sandbox: nothing is paid)" if sandbox else ""))
+        for problem in plan.problems:
+            self.stderr.write(f"Problem: {problem}")
+        if dry_run:
+            self.stdout.write("Dry run: nothing was created.")
+            return
+        if plan.problems:
+            raise CommandError("cannot publish: " + " ".join(plan.problems))
+        if not plan.items:
+            self.stdout.write("Nothing to publish.")
+            return
+        if not yes:
+            answer = input(f"Publish {len(plan.items)} HITs for up to {estimate['total']} USD? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                raise CommandError("not confirmed; nothing was created")
+        bar = tqdm(total=len(plan.items), desc="publishing", unit="HIT", disable=verbosity < 1,
+                   file=self.stderr._out)
+        try:
+            batch = publish(plan=plan, provider=impl, progress=bar.update)
+        except Exception as error:
+            raise CommandError(f"publishing stopped ({error}); run the command again to resume") from error
+        finally:
+            bar.close()
+        self.stdout.write(self.style.SUCCESS(f"Published batch {batch.public_id} ({batch.crowd_hits.count()} HITs)."))

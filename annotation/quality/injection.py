@@ -1,0 +1,341 @@
+"""Attention checks, put into HITs as they are built (BRIEF step 7; paper 3.4 and G.3).
+
+About `Project.attention_check_rate` of a HIT's units are checks, and every HIT gets at least one when the rate is
+above zero, so every submission can be graded. A check is an ordinary Unit with its display snapshot (text,
+highlights, AI judgment) and no link to the corpus; its expected answer sits in an AttentionCheck row that nothing
+sent to an annotator reads. Checks are inserted at seeded random places and positions are renumbered to stay
+contiguous, so neither order nor numbering tells them apart; the seed is the HIT's public id, so building is
+deterministic per HIT.
+
+  FV  a summary sentence of a document of another domain, with a platform-set AI judgment: "no error" (the AI is
+      wrong: expected has_error true, ai_right false) or "out-of-article" (the AI is right: has_error true,
+      ai_right true), half each.
+  KV  a key-fact of another document: expected useful false.
+  KA  whole lines: a fake key-fact row (a key-fact of another document, aligned with nothing); a fake summary
+      sentence column paraphrasing one of the HIT's key-facts (aligned with that key-fact; its other cells are not
+      graded); an unrelated sentence column (aligned with nothing).
+
+Only HITs nobody has been assigned are touched: what an annotator saw never changes.
+"""
+
+import random
+from collections import Counter
+
+from django.db.models import Exists, F, OuterRef
+
+from ..models import Assignment, AttentionCheck, Document, Hit, KeyFact, Project, SummarySentence, Task, Unit
+from .disguise import DocumentVectors, ai_judgment, highlights_for
+
+Kind = AttentionCheck.Kind
+_RENUMBER_OFFSET = 1_000_000  # Positions are moved out of the way first: (hit, position) is unique at every row.
+
+
+def seeded(*parts) -> random.Random:
+    return random.Random("\x1f".join(str(part) for part in ("attention-check", *parts)))
+
+
+def checks_for(rate: float, real: int, rng: random.Random) -> int:
+    """How many checks so that they are `rate` of the HIT's units (rounded at random, seeded), at least one."""
+    if rate <= 0 or real <= 0:
+        return 0
+    wanted = rate / (1 - rate) * real
+    count = int(wanted) + (1 if rng.random() < wanted - int(wanted) else 0)
+    return max(1, count)
+
+
+class ForeignText:
+    """Texts of the project's other documents, grouped by domain, read once per build."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self._pools: dict[str, dict[str, list[tuple[int, str]]]] = {}
+
+    def _pool(self, what: str) -> dict[str, list[tuple[int, str]]]:
+        if what not in self._pools:
+            if what == "sentence":
+                rows = (SummarySentence.objects.filter(summary__document__project=self.project)
+                        .values_list("summary__document_id", "summary__document__domain", "text"))
+            else:
+                rows = (KeyFact.objects.filter(document__project=self.project)
+                        .values_list("document_id", "document__domain", "text"))
+            pool: dict[str, list[tuple[int, str]]] = {}
+            for document_id, domain, text in rows.order_by("pk"):
+                pool.setdefault(domain, []).append((document_id, text))
+            self._pools[what] = pool
+        return self._pools[what]
+
+    def pick(self, what: str, document: Document, rng: random.Random, avoid: set[str]) -> tuple[int, str] | None:
+        """A `what` ("sentence" or "keyfact") of another domain's document (another document when there is one
+        domain only), not among `avoid`."""
+        pool = self._pool(what)
+        if not pool and what == "keyfact":
+            return self.pick("sentence", document, rng, avoid)
+        domains = sorted(domain for domain in pool if domain != document.domain)
+        for _ in range(30):
+            if domains:
+                found = rng.choice(pool[rng.choice(domains)])
+            elif pool.get(document.domain):
+                found = rng.choice(pool[document.domain])
+            else:
+                return None
+            if found[0] != document.pk and found[1] not in avoid:
+                return found
+        return None
+
+
+class Injection:
+    """What one build shares between HITs: the other documents' texts and the documents' embeddings."""
+
+    def __init__(self, project: Project):
+        self.project = project
+        self.foreign = ForeignText(project)
+        self.vectors = DocumentVectors()
+        # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
+        self.pending: list[tuple[Hit, Unit, str, list[Unit]]] = []
+
+    def disguise_later(self, hit: Hit, unit: Unit, kind: str, real: list[Unit]) -> None:
+        self.pending.append((hit, unit, kind, real))
+
+    def finish(self) -> None:
+        if not self.pending:
+            return
+        self.vectors.prefetch(unit.text for _, unit, _, _ in self.pending)
+        for hit, unit, kind, real in self.pending:
+            _disguise_fv_kv(hit, unit, kind, real, self)
+        Unit.objects.bulk_update([unit for _, unit, _, _ in self.pending],
+                                 ["highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
+        self.pending = []
+
+
+def inject_attention_checks(project: Project, task: str) -> int:
+    """Put checks into the HITs of `task` that nobody has been assigned and that have none yet; bring the
+    snapshots of existing checks in line with their real neighbours (assistance run after building). Returns how
+    many check units were created."""
+    if project.attention_check_rate <= 0:
+        return 0
+    taken = Assignment.objects.filter(hit=OuterRef("pk"))
+    hits = (Hit.objects.filter(project=project, task=task).exclude(Exists(taken))
+            .select_related("document", "project").order_by("position", "pk"))
+    injection = Injection(project)
+    created = sum(inject_into_hit(hit, injection) for hit in hits)
+    injection.finish()
+    return created
+
+
+def inject_into_hit_of_project(hit: Hit) -> int:
+    """Checks for one new HIT (a KA HIT created when a document's key-fact validation settles)."""
+    if hit.project.attention_check_rate <= 0 or hit.assignments.exists():
+        return 0
+    injection = Injection(hit.project)
+    created = inject_into_hit(hit, injection)
+    injection.finish()
+    return created
+
+
+def inject_into_hit(hit: Hit, injection: Injection) -> int:
+    units = list(hit.units.select_related("attention_check").order_by("position"))
+    if not units:
+        return 0
+    if any(_check_of(unit) for unit in units):
+        refresh_check_snapshots(hit, units, injection)
+        return 0
+    if hit.task == Task.KEYFACT_ALIGNMENT:
+        return _inject_ka(hit, units, injection)
+    return _inject_list(hit, units, injection)
+
+
+def _check_of(unit: Unit) -> AttentionCheck | None:
+    try:
+        return unit.attention_check
+    except AttentionCheck.DoesNotExist:
+        return None
+
+
+def _common_count(units: list[Unit]) -> int | None:
+    """How many source sentences the real units highlight (None: they show no highlights yet)."""
+    counts = Counter(len(unit.highlighted) for unit in units if unit.highlighted is not None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _common_source(units: list[Unit]) -> str:
+    sources = Counter(unit.ai_source for unit in units if unit.ai_category)
+    return sources.most_common(1)[0][0] if sources else ""
+
+
+def _disguise_fv_kv(hit: Hit, unit: Unit, kind: str, real: list[Unit], injection: Injection) -> None:
+    """Fill the check's snapshot the way its real neighbours' are filled (nothing where they show nothing)."""
+    unit.highlighted = highlights_for(injection.vectors, hit.document, unit.text, _common_count(real))
+    source = _common_source(real) if hit.task == Task.FACT_VERIFICATION else ""
+    if source:
+        unit.ai_category, unit.ai_reason = ai_judgment(
+            injection.vectors, hit.document, unit.text, says_error=kind == Kind.FV_AI_SAYS_ERROR,
+            rng=seeded(unit.public_id))
+        unit.ai_source = source
+    else:
+        unit.ai_category = unit.ai_reason = unit.ai_source = ""
+
+
+def _save_layout(hit: Hit, moved: list[Unit], new: list[tuple[Unit, AttentionCheck]]) -> int:
+    Unit.objects.filter(hit=hit).update(position=F("position") + _RENUMBER_OFFSET)
+    Unit.objects.bulk_update(moved, ["position", "row", "column"], batch_size=1000)
+    created = Unit.objects.bulk_create([unit for unit, _ in new], batch_size=1000)
+    for unit, (_, check) in zip(created, new):
+        check.unit = unit
+    AttentionCheck.objects.bulk_create([check for _, check in new], batch_size=1000)
+    return len(new)
+
+
+def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
+    rng = seeded(hit.public_id)
+    count = checks_for(hit.project.attention_check_rate, len(real), rng)
+    fv = hit.task == Task.FACT_VERIFICATION
+    # Half each (paper G.3): the kinds alternate from a seeded start.
+    first = rng.random() < 0.5
+    avoid = {unit.text for unit in real}
+    order: list = list(real)
+    new: list[tuple[Unit, AttentionCheck]] = []
+    for number in range(count):
+        found = injection.foreign.pick("sentence" if fv else "keyfact", hit.document, rng, avoid)
+        if found is None:
+            break
+        origin, text = found
+        avoid.add(text)
+        if fv:
+            kind = Kind.FV_AI_SAYS_ERROR if (number % 2 == 0) == first else Kind.FV_AI_SAYS_CORRECT
+            expected = {"has_error": True, "ai_right": kind == Kind.FV_AI_SAYS_ERROR}
+        else:
+            kind, expected = Kind.KV_IRRELEVANT, {"useful": False}
+        unit = Unit(hit=hit, task=hit.task, position=0, text=text)
+        injection.disguise_later(hit, unit, kind, real)
+        new.append((unit, AttentionCheck(kind=kind, expected=expected, origin_document_id=origin)))
+        order.insert(rng.randint(0, len(order)), unit)
+    if not new:
+        return 0
+    for position, unit in enumerate(order):
+        unit.position = position
+    return _save_layout(hit, real, new)
+
+
+def _ka_lines(rate: float, rows: int, columns: int, rng: random.Random) -> list[str]:
+    """Check lines (fake rows and columns, kinds in a seeded cycle) until they hold `rate` of the units."""
+    kinds = [Kind.KA_FAKE_KEYFACT, Kind.KA_PARAPHRASE, Kind.KA_UNRELATED_SENTENCE]
+    rng.shuffle(kinds)
+    lines: list[str] = []
+    checks, total = 0, rows * columns
+    while rate > 0 and len(lines) < 3 * (rows + columns):
+        kind = kinds[len(lines) % len(kinds)]
+        added = columns if kind == Kind.KA_FAKE_KEYFACT else rows
+        rows, columns = (rows + 1, columns) if kind == Kind.KA_FAKE_KEYFACT else (rows, columns + 1)
+        lines.append(kind)
+        checks, total = checks + added, total + added
+        if checks / total >= rate:
+            break
+    return lines
+
+
+def _inject_ka(hit: Hit, units: list[Unit], injection: Injection) -> int:
+    from assist.llm import get_backend
+    from assist.paraphrase import paraphrase_keyfact
+
+    rng = seeded(hit.public_id)
+    grid = {(unit.row, unit.column): unit for unit in units}
+    n_rows, n_columns = max(u.row for u in units) + 1, max(u.column for u in units) + 1
+    row_text = {row: grid[(row, 0)].text for row in range(n_rows)}
+    row_highlights = {row: grid[(row, 0)].highlighted for row in range(n_rows)}
+    column_text = {column: grid[(0, column)].sentence_text for column in range(n_columns)}
+    avoid = set(row_text.values()) | set(column_text.values())
+    targets = list(range(n_rows))
+    rng.shuffle(targets)
+    rows: list = [("real", row) for row in range(n_rows)]
+    columns: list = [("real", column) for column in range(n_columns)]
+    fake_rows, fake_columns = [], []
+    for kind in _ka_lines(hit.project.attention_check_rate, n_rows, n_columns, rng):
+        if kind == Kind.KA_PARAPHRASE:
+            target = targets[len([c for c in fake_columns if c["kind"] == kind]) % n_rows]
+            text = paraphrase_keyfact(get_backend(), row_text[target], seed=rng.randrange(1 << 30)).text
+            spec = {"kind": kind, "text": text, "target": target, "origin": None}
+        else:
+            found = injection.foreign.pick("keyfact" if kind == Kind.KA_FAKE_KEYFACT else "sentence",
+                                           hit.document, rng, avoid)
+            if found is None:
+                continue
+            spec = {"kind": kind, "origin": found[0], "text": found[1]}
+        avoid.add(spec["text"])
+        if kind == Kind.KA_FAKE_KEYFACT:
+            fake_rows.append(spec)
+            rows.insert(rng.randint(0, len(rows)), ("fake", len(fake_rows) - 1))
+        else:
+            fake_columns.append(spec)
+            columns.insert(rng.randint(0, len(columns)), ("fake", len(fake_columns) - 1))
+    if not fake_rows and not fake_columns:
+        return 0
+    moved, new = [], []
+    for new_row, (row_kind, row) in enumerate(rows):
+        for new_column, (column_kind, column) in enumerate(columns):
+            position = new_row * len(columns) + new_column
+            if row_kind == "real" and column_kind == "real":
+                unit = grid[(row, column)]
+                unit.row, unit.column, unit.position = new_row, new_column, position
+                moved.append(unit)
+                continue
+            if row_kind == "fake":
+                spec = fake_rows[row]
+                expected = {"aligned": False}
+            else:
+                spec = fake_columns[column]
+                if spec["kind"] == Kind.KA_UNRELATED_SENTENCE:
+                    expected = {"aligned": False}
+                else:  # Only the cell of the paraphrased key-fact is graded.
+                    expected = {"aligned": True} if spec["target"] == row else {}
+            unit = Unit(
+                hit=hit, task=hit.task, position=position, row=new_row, column=new_column,
+                text=fake_rows[row]["text"] if row_kind == "fake" else row_text[row],
+                sentence_text=fake_columns[column]["text"] if column_kind == "fake" else column_text[column],
+                highlighted=None if row_kind == "fake" else row_highlights[row])
+            if row_kind == "fake":  # Highlighted from its own text, like a real key-fact's row.
+                injection.disguise_later(hit, unit, spec["kind"], units)
+            new.append((unit, AttentionCheck(kind=spec["kind"], expected=expected,
+                                             origin_document_id=spec["origin"])))
+    return _save_layout(hit, moved, new)
+
+
+def refresh_check_snapshots(hit: Hit, units: list[Unit], injection: Injection) -> int:
+    """Re-disguise checks whose snapshot no longer matches their real neighbours' (e.g. highlights or AI
+    judgments added after building). A check's content and expected answer never change."""
+    real = [unit for unit in units if _check_of(unit) is None]
+    changed = []
+    if hit.task == Task.KEYFACT_ALIGNMENT:
+        row_highlights = {unit.row: unit.highlighted for unit in real}
+        count = _common_count(real)
+        fake_rows: dict[int, list[int] | None] = {}
+        for unit in units:
+            if _check_of(unit) is None:
+                continue
+            if unit.row in row_highlights:
+                wanted = row_highlights[unit.row]
+            else:
+                if unit.row not in fake_rows:
+                    current = unit.highlighted
+                    fake_rows[unit.row] = current if (current is None) == (count is None) and (
+                        count is None or len(current) == count) else highlights_for(
+                        injection.vectors, hit.document, unit.text, count)
+                wanted = fake_rows[unit.row]
+            if unit.highlighted != wanted:
+                unit.highlighted = wanted
+                changed.append(unit)
+        fields = ["highlighted"]
+    else:
+        count, source = _common_count(real), _common_source(real) if hit.task == Task.FACT_VERIFICATION else ""
+        for unit in units:
+            check = _check_of(unit)
+            if check is None:
+                continue
+            current = unit.highlighted
+            highlights_ok = (current is None) == (count is None) and (count is None or len(current) == count)
+            if highlights_ok and unit.ai_source == source and bool(unit.ai_category) == bool(source):
+                continue
+            injection.disguise_later(hit, unit, check.kind, real)
+        fields = []
+    if changed and fields:
+        Unit.objects.bulk_update(changed, fields, batch_size=1000)
+    return len(changed)

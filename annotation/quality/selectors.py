@@ -1,0 +1,35 @@
+"""Which labels count (BRIEF steps 7, 9, 12): aggregation, agreement and exports read labels through here.
+
+A label counts when its assignment is submitted, its unit is a real unit (not an attention check), and the
+submission's grade counts: passed, or overridden to pass by a manager. A submission with no grade (submitted before
+grading existed) counts. Labels of failed submissions are kept, for audit and the quality dashboard, but excluded.
+"""
+
+from django.db.models import Q, QuerySet
+
+from ..models import Assignment, Label
+
+
+def label_counts_q(prefix: str = "") -> Q:
+    """The condition for a counted label, as a Q on Label; `prefix` ("labels__") applies it through a relation."""
+    p = prefix
+    grade_counts = (
+        Q(**{f"{p}assignment__grade__isnull": True})
+        | Q(**{f"{p}assignment__grade__override_passed": True})
+        | Q(**{f"{p}assignment__grade__override_passed__isnull": True, f"{p}assignment__grade__passed": True})
+    )
+    return (Q(**{f"{p}assignment__status": Assignment.Status.SUBMITTED})
+            & Q(**{f"{p}unit__attention_check__isnull": True})
+            & grade_counts)
+
+
+def counted_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:
+    """`queryset` (default: every label) narrowed to the labels that count."""
+    queryset = Label.objects.all() if queryset is None else queryset
+    return queryset.filter(label_counts_q())
+
+
+def check_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:
+    """Labels given on attention-check units of submitted assignments (kept apart in exports, BRIEF step 12)."""
+    queryset = Label.objects.all() if queryset is None else queryset
+    return queryset.filter(assignment__status=Assignment.Status.SUBMITTED, unit__attention_check__isnull=False)

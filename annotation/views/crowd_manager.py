@@ -1,0 +1,167 @@
+"""The manager's crowd pages: publish (dry run first), batch status, spend, per-worker history, manual decisions,
+private links. Every manual approve/reject/bonus/block is a Decision row with `created_by` (the outbox runs it).
+"""
+
+import uuid
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q, Sum
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ..crowd import outbox
+from ..crowd.links import link_create, link_revoke, link_token
+from ..crowd.publishing import plan_publish
+from ..crowd.tasks import enqueue, publish_batch
+from ..models import Annotator, Assignment, Decision, Job, LedgerEntry, PrivateLink, Provider, Task
+from ..permissions import get_managed_project
+
+
+def batch_status(project) -> list[dict]:
+    rows = []
+    published = Count("crowd_hits", filter=Q(crowd_hits__published_at__isnull=False), distinct=True)
+    batches = project.crowd_batches.annotate(hits=published)
+    for batch in batches:
+        claims = Assignment.objects.filter(crowd_claim__batch=batch)
+        decided = Decision.objects.filter(assignment__crowd_claim__batch=batch, status=Decision.Status.DONE)
+        rows.append({
+            "batch": batch, "published": batch.hits,
+            "accepted": claims.count(),
+            "submitted": claims.filter(status=Assignment.Status.SUBMITTED).count(),
+            "approved": decided.filter(kind=Decision.Kind.APPROVE).count(),
+            "rejected": decided.filter(kind=Decision.Kind.REJECT).count(),
+            "paid": LedgerEntry.objects.filter(batch=batch).aggregate(total=Sum("amount_usd"))["total"]
+            or Decimal("0.00"),
+        })
+    return rows
+
+
+@login_required
+@require_GET
+def manage(request, slug):
+    project = get_managed_project(request.user, slug)
+    context = {
+        "project": project, "batches": batch_status(project), "spend": outbox.spend(project),
+        "pending": Decision.objects.filter(project=project, status=Decision.Status.PENDING).count(),
+        "failed": Decision.objects.filter(project=project, status=Decision.Status.FAILED),
+        "links": project.private_links.select_related("annotator"), "tasks": Task.choices,
+        "providers": Provider.choices,
+        "workers": Annotator.objects.filter(assignments__hit__project=project).exclude(
+            provider=Annotator.Provider.ACCOUNT).distinct(),
+        "jobs": Job.objects.filter(project=project, kind="crowd_publish")[:5],
+    }
+    return render(request, "annotation/crowd/manage.html", context)
+
+
+@login_required
+def publish(request, slug):
+    """GET ?task=&provider=: the dry run (what would be created, what it costs); POST with confirm: publish."""
+    project = get_managed_project(request.user, slug)
+    data = request.POST if request.method == "POST" else request.GET
+    task, provider = data.get("task", ""), data.get("provider", "")
+    sandbox = data.get("sandbox") in ("1", "on", "true")
+    if task not in Task.values or provider not in Provider.values:
+        messages.error(request, "Choose a task and a provider.")
+        return redirect("crowd_manage", slug)
+    plan = plan_publish(project=project, task=task, provider=provider, sandbox=sandbox)
+    if request.method == "POST":
+        if data.get("confirm") != "yes":
+            messages.error(request, "Confirm the cost to publish.")
+        elif plan.problems:
+            messages.error(request, " ".join(plan.problems))
+        elif not plan.items:
+            messages.info(request, "Every HIT of this task is already published there.")
+        else:
+            job = Job.objects.create(project=project, kind="crowd_publish", created_by=request.user)
+            publish_batch.delay(job.pk, task, provider, sandbox)
+            messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}).")
+        return redirect("crowd_manage", slug)
+    return render(request, "annotation/crowd/publish.html", {"project": project, "plan": plan,
+                                                             "estimate": plan.estimate.as_dict()})
+
+
+@login_required
+@require_GET
+def worker(request, slug, annotator_id):
+    project = get_managed_project(request.user, slug)
+    annotator = get_object_or_404(Annotator, public_id=annotator_id, assignments__hit__project=project)
+    assignments = (Assignment.objects.filter(annotator=annotator, hit__project=project)
+                   .select_related("hit", "grade").order_by("-reserved_at"))
+    return render(request, "annotation/crowd/worker.html", {
+        "project": project, "annotator": annotator, "assignments": assignments,
+        "decisions": Decision.objects.filter(project=project, annotator=annotator),
+        "ledger": LedgerEntry.objects.filter(project=project, annotator=annotator),
+        "nonce": uuid.uuid4().hex, "kinds": Decision.Kind.choices})
+
+
+@login_required
+@require_POST
+def decide(request, slug, annotator_id):
+    """A manager's decision, carried out by the outbox. The form's nonce keeps a resent form from paying twice."""
+    project = get_managed_project(request.user, slug)
+    annotator = get_object_or_404(Annotator, public_id=annotator_id, assignments__hit__project=project)
+    kind, reason = request.POST.get("kind", ""), request.POST.get("reason", "").strip()
+    nonce = request.POST.get("nonce", "")[:40]
+    back = redirect("crowd_worker", slug, annotator.public_id)
+    if kind not in Decision.Kind.values or not reason or not nonce:
+        messages.error(request, "A decision needs a kind and a reason.")
+        return back
+    assignment, amount = None, None
+    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT):
+        assignment = Assignment.objects.filter(public_id=request.POST.get("assignment") or None,
+                                               annotator=annotator, hit__project=project,
+                                               status=Assignment.Status.SUBMITTED).first()
+        if assignment is None:
+            messages.error(request, "Choose one of the worker's submitted assignments.")
+            return back
+    if kind == Decision.Kind.BONUS:
+        try:
+            amount = Decimal(request.POST.get("amount", "")).quantize(Decimal("0.01"))
+        except InvalidOperation:
+            amount = None
+        if amount is None or amount <= 0 or amount > 100:
+            messages.error(request, "A bonus is between 0.01 and 100.00 USD.")
+            return back
+    decision, created = Decision.objects.get_or_create(
+        idempotency_key=f"manual:{kind}:{annotator.pk}:{nonce}",
+        defaults={"project": project, "annotator": annotator, "assignment": assignment, "kind": kind,
+                  "amount_usd": amount, "reason": reason, "created_by": request.user})
+    if created:
+        enqueue(decision)
+        messages.success(request, f"{decision.get_kind_display()} recorded; it is being carried out.")
+    else:
+        messages.info(request, "This decision was already recorded.")
+    return back
+
+
+@login_required
+@require_POST
+def link_new(request, slug):
+    project = get_managed_project(request.user, slug)
+    task, label = request.POST.get("task", ""), request.POST.get("label", "").strip()
+    try:
+        days = int(request.POST.get("days") or 0) or None
+    except ValueError:
+        days = None
+    if task not in Task.values or not label:
+        messages.error(request, "A link needs a task and a label.")
+        return redirect("crowd_manage", slug)
+    link = link_create(project=project, task=task, label=label, days=days, created_by=request.user)
+    url = request.build_absolute_uri(reverse("crowd_link", args=[link_token(link)]))
+    messages.success(request, f"Link for {label} (copy it now, it is shown once): {url}")
+    return redirect("crowd_manage", slug)
+
+
+@login_required
+@require_POST
+def link_revoke_view(request, slug, link_id):
+    project = get_managed_project(request.user, slug)
+    link = get_object_or_404(PrivateLink, public_id=link_id, project=project)
+    link_revoke(link=link)
+    messages.success(request, f"The link for {link.label} no longer works.")
+    return redirect("crowd_manage", slug)
+
+

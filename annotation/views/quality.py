@@ -1,0 +1,109 @@
+"""Quality control pages: the manager's annotator dashboard, one annotator's page with grade overrides and status,
+and the annotators' screening test (paper G.1, G.3)."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..models import Annotator, Grade
+from ..permissions import annotator_required, get_managed_grade, get_managed_project, get_project_annotator
+from ..quality.dashboard import SORT_KEYS, project_quality, sort_rows
+from ..quality.policy import OverrideRefused, annotator_set_status, grade_override
+from ..quality.qualification import QUESTIONS, InvalidScreening, record_screening
+
+DEFAULT_SORT = "pass_rate"
+
+
+@login_required
+@require_GET
+def quality_dashboard(request, slug):
+    project = get_managed_project(request.user, slug)
+    sort = request.GET.get("sort", DEFAULT_SORT)
+    status, provider = request.GET.get("status", ""), request.GET.get("provider", "")
+    if sort.lstrip("-") not in SORT_KEYS:
+        return HttpResponseBadRequest(f"Unknown sort: use one of {', '.join(SORT_KEYS)} (with - to reverse).")
+    if status and status not in Annotator.Status.values:
+        return HttpResponseBadRequest(f"Unknown status: use one of {', '.join(Annotator.Status.values)}.")
+    if provider and provider not in Annotator.Provider.values:
+        return HttpResponseBadRequest(f"Unknown provider: use one of {', '.join(Annotator.Provider.values)}.")
+    annotators = Annotator.objects.all()
+    if status:
+        annotators = annotators.filter(status=status)
+    if provider:
+        annotators = annotators.filter(provider=provider)
+    dashboard = project_quality(project, annotators)
+    return render(request, "annotation/quality/dashboard.html", {
+        "project": project, "dashboard": dashboard, "rows": sort_rows(dashboard.rows, sort), "sort": sort,
+        "status": status, "provider": provider, "sort_keys": SORT_KEYS,
+        "statuses": Annotator.Status.choices, "providers": Annotator.Provider.choices,
+    })
+
+
+@login_required
+@require_GET
+def annotator_quality(request, slug, annotator_id):
+    project, annotator = get_project_annotator(request.user, slug, annotator_id)
+    dashboard = project_quality(project, Annotator.objects.filter(pk=annotator.pk))
+    grades = (Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
+              .select_related("assignment__hit", "overridden_by").order_by("-assignment__submitted_at"))
+    decisions = annotator.decisions.filter(project=project).order_by("-created", "-pk")
+    return render(request, "annotation/quality/annotator.html", {
+        "project": project, "annotator": annotator, "row": dashboard.rows[0] if dashboard.rows else None,
+        "dashboard": dashboard, "grades": grades, "decisions": decisions, "statuses": Annotator.Status.choices,
+    })
+
+
+@login_required
+@require_POST
+def grade_override_view(request, slug, assignment_id):
+    get_managed_project(request.user, slug)  # 404 for outsiders, 403 for the project's annotators.
+    grade = get_managed_grade(request.user, assignment_id, slug=slug)
+    choice = request.POST.get("passed", "")
+    annotator = grade.assignment.annotator
+    if choice not in ("yes", "no"):
+        messages.error(request, "Choose whether the submission passes (yes or no).")
+        return redirect("annotator_quality", slug, annotator.public_id)
+    try:
+        grade_override(grade=grade, passed=choice == "yes", reason=request.POST.get("reason", ""),
+                       user=request.user)
+    except OverrideRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        messages.success(request, "The grade was overridden; the decisions follow the new grade.")
+    return redirect("annotator_quality", slug, annotator.public_id)
+
+
+@login_required
+@require_POST
+def annotator_status_view(request, slug, annotator_id):
+    project, annotator = get_project_annotator(request.user, slug, annotator_id)
+    status = request.POST.get("status", "")
+    if status not in Annotator.Status.values:
+        messages.error(request, "Choose a status: active, paused or blocked.")
+    else:
+        annotator_set_status(annotator=annotator, status=status)
+        messages.success(request, f"{annotator.pseudonym} is now {Annotator.Status(status).label.lower()}.")
+    return redirect("annotator_quality", project.slug, annotator.public_id)
+
+
+@annotator_required
+@require_http_methods(["GET", "POST"])
+def screening(request):
+    """The comprehension test for annotators who must pass it before taking HITs (paper G.1: 100% to pass)."""
+    annotator = request.annotator
+    context = {"questions": QUESTIONS, "annotator": annotator, "answers": {}}
+    if request.method == "POST":
+        answers = {question.key: request.POST.get(question.key, "") for question in QUESTIONS}
+        context["answers"] = answers
+        try:
+            result = record_screening(annotator=annotator, answers=answers)
+        except InvalidScreening as invalid:
+            return render(request, "annotation/quality/screening.html", {**context, "error": str(invalid)},
+                          status=400)
+        if result.passed:
+            messages.success(request, "You passed the screening test; HITs are open for you.")
+            return redirect("work_home")
+        context["result"] = result
+    return render(request, "annotation/quality/screening.html", context)

@@ -1,0 +1,168 @@
+"""Analytics at UniSumEval scale: agreement report, benchmark export, memory, and alpha vs the krippendorff package.
+
+    python -m benchmarks.analytics_bench build     # fresh PostgreSQL database, import, simulate 3 annotators
+    python -m benchmarks.analytics_bench measure   # each measurement in its own process (peak RSS per step)
+
+The database is `finegrain_analytics_bench` on 127.0.0.1:5432 (dropped and re-created by `build`). The corpus is
+benchmarks/synthetic.py's file (225 documents, 2,025 summaries); labels come from `simulate_annotations`
+(3 simulated annotators, accuracy 0.9, seed 1), which builds HITs with the real service and writes answers with
+bulk inserts. The project has attention_check_rate=0 (see `build`). Every measurement prints one JSON line.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "out" / "unisumeval-scale.jsonl"
+PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
+PG_BENCH = "postgres://postgres@127.0.0.1:5432/finegrain_analytics_bench"
+SLUG = "bench"
+
+
+def _setup():
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def build() -> dict:
+    _setup()
+    from django.core.management import call_command
+
+    from annotation.importing import import_dataset
+    from annotation.models import Label, Project
+    from exports.simulate import simulate_annotations
+
+    call_command("migrate", verbosity=0)
+    # No attention checks: the injection service (annotation/quality, still in progress) takes ~0.8 s per KA HIT at
+    # this scale (measured 2026-11-21), ~30 minutes for 2,025 KA HITs. The counted-label query keeps its joins to
+    # the (then empty) check and grade tables.
+    project = Project.objects.create(slug=SLUG, name="UniSumEval scale", attention_check_rate=0.0)
+    started = time.perf_counter()
+    import_dataset(project=project, data=DATA.read_bytes(), filename=DATA.name)
+    imported = time.perf_counter() - started
+    started = time.perf_counter()
+    result = simulate_annotations(project=project, annotators=3, accuracy=0.9, seed=1)
+    return {"step": "build", "import_seconds": round(imported, 1),
+            "simulate_seconds": round(time.perf_counter() - started, 1), "labels": Label.objects.count(),
+            "assignments": result.assignments, "graded": result.grades, "hits": result.hits_by_task}
+
+
+def agreement() -> dict:
+    _setup()
+    from annotation.models import Project
+    from exports.report import agreement_report
+    from exports.selectors import counted_labels
+
+    project = Project.objects.get(slug=SLUG)
+    started = time.perf_counter()
+    report = agreement_report(project)
+    seconds = time.perf_counter() - started
+    overall = {row.task: round(row.primary.value, 3) for row in report.rows if row.breakdown == "overall"}
+    return {"step": "agreement_report", "seconds": round(seconds, 2), "rows": len(report.rows),
+            "n_boot": report.n_boot, "counted_labels": counted_labels(project).count(), "overall": overall,
+            "peak_rss_mb": _peak_mb()}
+
+
+def export(options: str) -> dict:
+    _setup()
+    from annotation.models import Project
+    from exports.export import ExportOptions, export_benchmark
+
+    project = Project.objects.get(slug=SLUG)
+    chosen = {"plain": ExportOptions(),
+              "full": ExportOptions(annotator_labels=True, assistance=True, checks=True, tables="parquet",
+                                    card=True)}[options]
+    out = Path(tempfile.mkdtemp()) / "bench.jsonl"
+    started = time.perf_counter()
+    result = export_benchmark(project=project, out=out, options=chosen)
+    seconds = time.perf_counter() - started
+    return {"step": f"export_{options}", "seconds": round(seconds, 2), "rows": result.rows,
+            "files": {path.name: path.stat().st_size for path in result.files}, "peak_rss_mb": _peak_mb()}
+
+
+def versus_krippendorff() -> dict:
+    """Alpha from the selector's arrays: exports.agreement vs krippendorff.alpha on the same arrays (no bootstrap)."""
+    _setup()
+    import krippendorff
+    import numpy as np
+
+    from annotation.models import Project
+    from exports.agreement import krippendorff_alpha
+    from exports.selectors import label_source, task_ratings
+
+    project = Project.objects.get(slug=SLUG)
+    source = label_source(project)
+    results = {}
+    for task in ("fv", "kv", "ka"):
+        started = time.perf_counter()
+        ratings = task_ratings(project, task, source)
+        read = time.perf_counter() - started
+        ours, theirs = [], []
+        for _ in range(5):
+            started = time.perf_counter()
+            value = krippendorff_alpha(ratings.ratings)
+            ours.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            reference = krippendorff.alpha(reliability_data=ratings.ratings.T, level_of_measurement="nominal")
+            theirs.append(time.perf_counter() - started)
+        assert np.isclose(value, reference), (value, reference)
+        results[task] = {"units": len(ratings.unit_ids), "read_seconds": round(read, 3),
+                         "ours_seconds": round(min(ours), 4), "krippendorff_seconds": round(min(theirs), 4),
+                         "ratio": round(min(ours) / min(theirs), 2), "alpha": round(value, 4)}
+    return {"step": "alpha_vs_krippendorff", "tasks": results}
+
+
+def _child(*args: str) -> None:
+    env = dict(os.environ, DATABASE_URL=PG_BENCH)
+    env.pop("CELERY_BROKER_URL", None)
+    started = time.perf_counter()
+    output = subprocess.run([sys.executable, "-m", "benchmarks.analytics_bench", "--child", *args], env=env,
+                            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    line = json.loads(output.strip().splitlines()[-1])
+    line["process_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(line), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Analytics benchmark at UniSumEval scale (PostgreSQL)")
+    parser.add_argument("action", choices=["build", "measure", "agreement", "export_plain", "export_full",
+                                           "versus"])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        steps = {"build": build, "agreement": agreement, "export_plain": lambda: export("plain"),
+                 "export_full": lambda: export("full"), "versus": versus_krippendorff}
+        print(json.dumps(steps[args.action]()))
+        return
+    if args.action == "build":
+        import psycopg
+
+        if not DATA.exists():
+            from benchmarks.synthetic import write
+
+            write(DATA)
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS finegrain_analytics_bench")
+            conn.execute("CREATE DATABASE finegrain_analytics_bench")
+        _child("build")
+        return
+    for step in (["agreement", "export_plain", "export_full", "versus"] if args.action == "measure"
+                 else [args.action]):
+        _child(step)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Majority labels and scores per summary (BRIEF step 10; paper appendix D.1), read in document chunks.
+
+`summary_results` yields one dict per summary with the UniSumEval release fields, computed from the counted
+labels (exports.selectors) by exports.scores.majority_vote with the TIE_BREAK rules:
+- fv: a tie is an error; kv: a tie is "not useful"; ka: a tie is "not aligned".
+A sentence, key-fact or pair that no counted label covers yet gets None, and the scores it feeds are None
+(never 0): a summary is not judged on labels that do not exist.
+
+Error types of a sentence whose majority label is "error": the types named by at least half of the
+annotators who marked it erroneous (the form is a multi-select, paper 3.3); when that keeps none, every
+type named. Memory is bounded by the chunk: every query is restricted to `chunk` documents.
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+
+from annotation.models import Annotator, Document, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+
+from .scores import TIE_BREAK, completeness, composite, conciseness, faithfulness, key_fact_alignment_scores, \
+    majority_vote
+from .selectors import analysis_labels
+
+RELEASE_FIELDS = (
+    "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference", "document",
+    "summary", "sentences", "fact_verification_label", "fact_verification_error_type", "faithfulness_score",
+    "pred_keyfact", "keyfact_validation_label", "keyfact", "keyfact_label", "completeness", "sentence_label",
+    "conciseness",
+)
+DOCUMENT_CHUNK = 25
+
+
+def _int(flag: bool | None) -> int | None:
+    return None if flag is None else int(flag)
+
+
+def sentence_error_types(votes: list[tuple[bool, list]]) -> list[str]:
+    """Types kept for a sentence judged erroneous; `votes` are (has_error, error_types) per annotator."""
+    flagged = [types for has_error, types in votes if has_error]
+    counts = Counter(name for types in flagged for name in set(types))
+    kept = sorted(name for name, count in counts.items() if 2 * count >= len(flagged))
+    return kept or sorted(counts)
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """annotator id -> the pseudonym exports use (Annotator.pseudonym: from public_id, stable, not the worker id)."""
+    ids = Label.objects.filter(unit__hit__project=project).values("annotator_id")
+    return {annotator.pk: annotator.pseudonym for annotator in Annotator.objects.filter(pk__in=ids)}
+
+
+def summary_results(project: Project, source: str, *, chunk: int | None = None, annotator_labels: bool = False,
+                    assistance: bool = False, with_text: bool = True) -> Iterator[dict]:
+    """One dict per summary (RELEASE_FIELDS, plus `annotator_labels`/`assistance` on request, plus private
+    `_`-prefixed fields for the analytics: `_ai` per sentence and `_fv_votes`)."""
+    chunk = chunk or DOCUMENT_CHUNK
+    names = pseudonyms(project) if annotator_labels else {}
+    document_ids = list(Document.objects.filter(project=project).order_by("domain", "uid").values_list("pk", flat=True))
+    for start in range(0, len(document_ids), chunk):
+        yield from _chunk_results(project, source, document_ids[start:start + chunk], names, annotator_labels,
+                                  assistance, with_text)
+
+
+def _chunk_results(project, source, ids, names, annotator_labels, assistance, with_text) -> Iterator[dict]:
+    fields = ["pk", "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "reference"]
+    documents = {row["pk"]: row for row in Document.objects.filter(pk__in=ids).values(*fields, *(
+        ["text"] if with_text else []))}
+    summaries = list(Summary.objects.filter(document_id__in=ids).order_by("document__domain", "document__uid", "model")
+                     .values("pk", "document_id", "model", *(["text"] if with_text else [])))
+    sentences = defaultdict(list)
+    for pk, summary_id, text in (SummarySentence.objects.filter(summary__document_id__in=ids)
+                                 .order_by("summary_id", "index").values_list("pk", "summary_id", "text")):
+        sentences[summary_id].append((pk, text))
+    candidates, human = defaultdict(list), defaultdict(list)
+    for pk, document_id, text, origin, status in (KeyFact.objects.filter(document_id__in=ids).order_by(
+            "document_id", "index").values_list("pk", "document_id", "text", "origin", "status")):
+        if origin != KeyFact.Origin.HUMAN:
+            candidates[document_id].append((pk, text))
+        if status == KeyFact.Status.ACCEPTED:
+            human[document_id].append((pk, text))
+
+    labels = analysis_labels(project, source).filter(unit__hit__document_id__in=ids).order_by("annotator_id")
+    fv = defaultdict(list)
+    for sentence_id, annotator_id, has_error, types in labels.filter(
+            unit__task=Task.FACT_VERIFICATION, has_error__isnull=False).values_list(
+            "unit__summary_sentence_id", "annotator_id", "has_error", "error_types"):
+        fv[sentence_id].append((annotator_id, has_error, types or []))
+    kv = defaultdict(list)
+    for keyfact_id, annotator_id, useful in labels.filter(unit__task=Task.KEYFACT_VALIDATION, useful__isnull=False) \
+            .values_list("unit__keyfact_id", "annotator_id", "useful"):
+        kv[keyfact_id].append((annotator_id, useful))
+    ka = defaultdict(list)
+    for keyfact_id, sentence_id, annotator_id, aligned in labels.filter(
+            unit__task=Task.KEYFACT_ALIGNMENT, aligned__isnull=False).values_list(
+            "unit__keyfact_id", "unit__summary_sentence_id", "annotator_id", "aligned"):
+        ka[keyfact_id, sentence_id].append((annotator_id, aligned))
+
+    # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
+    shown = {}
+    units = Unit.objects.filter(hit__document_id__in=ids, attention_check__isnull=True)
+    for task, sentence_id, keyfact_id, category, reason, highlighted in units.values_list(
+            "task", "summary_sentence_id", "keyfact_id", "ai_category", "ai_reason", "highlighted"):
+        if task == Task.FACT_VERIFICATION:
+            shown["fv", sentence_id] = {"ai_category": category or None, "ai_reason": reason or None,
+                                        "highlighted": highlighted}
+        elif task == Task.KEYFACT_VALIDATION:
+            shown["kv", keyfact_id] = {"highlighted": highlighted}
+        elif task == Task.KEYFACT_ALIGNMENT:
+            shown["ka", keyfact_id] = {"highlighted": highlighted}
+
+    for summary in summaries:
+        document = documents[summary["document_id"]]
+        doc_id = summary["document_id"]
+        sents = sentences[summary["pk"]]
+        fv_votes = [fv.get(pk, []) for pk, _ in sents]
+        fv_labels = [majority_vote([v[1] for v in votes], on_tie=TIE_BREAK["fv"]) for votes in fv_votes]
+        error_types = [sentence_error_types([(v[1], v[2]) for v in votes]) if flag else []
+                       for flag, votes in zip(fv_labels, fv_votes)]
+        kv_labels = [majority_vote([v[1] for v in kv.get(pk, [])], on_tie=TIE_BREAK["kv"])
+                     for pk, _ in candidates[doc_id]]
+        matrix = [[majority_vote([v[1] for v in ka.get((fact, sent), [])], on_tie=TIE_BREAK["ka"])
+                   for sent, _ in sents] for fact, _ in human[doc_id]]
+        keyfact_label, sentence_label, complete, concise = _alignment(matrix, len(sents))
+        faith = faithfulness(fv_labels)
+        row = {
+            "uid": document["uid"], "doc_id": document["doc_id"], "source": document["source"],
+            "domain": document["domain"], "length": document["length"], "input_type": document["input_type"],
+            "redact_type": document["redact_type"], "model": summary["model"], "reference": document["reference"],
+            "document": document.get("text"), "summary": summary.get("text"),
+            "sentences": [text for _, text in sents],
+            "fact_verification_label": [_int(flag) for flag in fv_labels],
+            "fact_verification_error_type": error_types,
+            "faithfulness_score": faith,
+            "pred_keyfact": [text for _, text in candidates[doc_id]],
+            "keyfact_validation_label": [_int(flag) for flag in kv_labels],
+            "keyfact": [text for _, text in human[doc_id]],
+            "keyfact_label": keyfact_label, "completeness": complete,
+            "sentence_label": sentence_label, "conciseness": concise,
+            "composite": composite(faith, complete, concise),
+            "_ai": [shown.get(("fv", pk), {}).get("ai_category") for pk, _ in sents],
+            "_fv_votes": [[has_error for _, has_error, _ in votes] for votes in fv_votes],
+        }
+        if annotator_labels:
+            row["annotator_labels"] = {
+                "fact_verification": [{"annotator": names[a], "sentence": i, "has_error": e, "error_types": t}
+                                      for i, votes in enumerate(fv_votes) for a, e, t in votes],
+                "keyfact_validation": [{"annotator": names[a], "pred_keyfact": i, "useful": u}
+                                       for i, (pk, _) in enumerate(candidates[doc_id]) for a, u in kv.get(pk, [])],
+                "keyfact_alignment": [{"annotator": names[a], "keyfact": k, "sentence": s, "aligned": v}
+                                      for k, (fact, _) in enumerate(human[doc_id])
+                                      for s, (sent, _) in enumerate(sents) for a, v in ka.get((fact, sent), [])],
+            }
+        if assistance:
+            row["assistance"] = {
+                "fact_verification": [{"sentence": i, **shown.get(("fv", pk), {})} for i, (pk, _) in enumerate(sents)],
+                "keyfact_validation": [{"pred_keyfact": i, **shown.get(("kv", pk), {})}
+                                       for i, (pk, _) in enumerate(candidates[doc_id])],
+                "keyfact_alignment": [{"keyfact": k, **shown.get(("ka", pk), {})}
+                                      for k, (pk, _) in enumerate(human[doc_id])],
+            }
+        yield row
+
+
+def _alignment(matrix: list[list[bool | None]], n_sentences: int):
+    """keyfact_label, sentence_label, completeness, conciseness from the KA majority matrix.
+
+    Complete matrix: exports.scores.key_fact_alignment_scores. With undecided cells, a key-fact (sentence) is
+    aligned if any decided cell says so, unknown if it depends on an undecided one; the scores are then None.
+    """
+    if all(cell is not None for row in matrix for cell in row):
+        result = key_fact_alignment_scores([[bool(c) for c in row] for row in matrix], n_sentences)
+        return result.keyfact_label, result.sentence_label, result.completeness, result.conciseness
+    columns = [[row[s] for row in matrix] for s in range(n_sentences)]
+    keyfact_label = [_any(row) for row in matrix]
+    sentence_label = [_any(column) for column in columns]
+    return keyfact_label, sentence_label, completeness(keyfact_label), conciseness(sentence_label)
+
+
+def _any(cells: list[bool | None]) -> int | None:
+    if any(cells):
+        return 1
+    return None if any(cell is None for cell in cells) else 0

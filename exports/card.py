@@ -1,0 +1,101 @@
+"""The dataset card (Markdown) that goes with a benchmark export: what is in it, how it was made, how good it is."""
+
+import math
+
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.models import Document, KeyFact, Project, Summary, SummarySentence, Task
+
+from .analytics import Analytics
+from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, AgreementReport
+from .scores import TIE_BREAK
+from .selectors import analysis_labels
+
+
+def _num(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines
+
+
+def dataset_card(project: Project, analytics: Analytics, report: AgreementReport, n_rows: int) -> str:
+    documents = Document.objects.filter(project=project)
+    labels = analysis_labels(project, analytics.label_source)
+    by_task = dict(labels.order_by().values_list("unit__task").annotate(n=Count("pk")))
+    counts = [
+        ["documents", documents.count()], ["domains", documents.values("domain").distinct().count()],
+        ["summaries (rows)", n_rows], ["summarizers", Summary.objects.filter(document__project=project)
+                                        .values("model").distinct().count()],
+        ["summary sentences", SummarySentence.objects.filter(summary__document__project=project).count()],
+        ["candidate key-facts", KeyFact.objects.filter(document__project=project)
+         .exclude(origin=KeyFact.Origin.HUMAN).count()],
+        ["human key-facts", KeyFact.objects.filter(document__project=project, status=KeyFact.Status.ACCEPTED).count()],
+        ["annotators", labels.values("annotator_id").distinct().count()],
+        *[[f"labels: {Task(task).label.lower()}", by_task.get(task, 0)] for task in Task.values],
+    ]
+    lines = [f"# {project.name}: dataset card", "",
+             f"Exported {timezone.now():%Y-%m-%d %H:%M} UTC by finegrain from project `{project.slug}`, following the "
+             "UniSumEval annotation protocol.", "",
+             f"**Labels read: {analytics.label_source}.**" + (
+                 " These labels are SIMULATED (simulate_annotations), not human judgments." if
+                 analytics.label_source != "real" else ""), "", "## Counts", "", *_table(["", "count"], counts), "",
+             "## How labels were aggregated", "",
+             "- Counted labels only: attention-check answers and the labels of failed submissions are excluded "
+             "(attention-check outcomes are exported in a separate file).",
+             "- Majority vote per unit (exports.scores.TIE_BREAK); a tie, possible only when a rating is missing, "
+             f"counts as {_tie('fv')} in fact verification, {_tie('kv')} in key-fact validation and "
+             f"{_tie('ka')} in key-fact alignment.",
+             "- Scores per summary (paper appendix D.1): faithfulness, completeness, conciseness; composite = their "
+             "mean. A score is empty (null) when a label it needs is missing or the document has no human key-fact.",
+             "- Annotators appear under pseudonyms derived from a random per-annotator id.", "",
+             "## Inter-annotator agreement", "",
+             "Krippendorff's alpha (nominal) for fact verification and key-fact alignment, Gwet's AC1 for key-fact "
+             f"validation; 95% percentile bootstrap intervals ({report.n_boot} resamples over units).", ""]
+    rows = []
+    for row in report.rows:
+        if row.breakdown not in ("overall", "domain"):
+            continue
+        group = "overall" if row.breakdown == "overall" else row.group
+        rows.append([Task(row.task).label, group, row.n_units, row.n_ratings,
+                     f"{COEFFICIENT_NAMES[row.primary.coefficient]} {_num(row.primary.value)} "
+                     f"[{_num(row.primary.ci_low)}, {_num(row.primary.ci_high)}]",
+                     f"{COEFFICIENT_NAMES[row.secondary.coefficient]} {_num(row.secondary.value)}",
+                     _num(PAPER_REFERENCE[row.task], 2) if row.breakdown == "overall" else ""])
+    lines += _table(["task", "group", "units", "ratings", "primary [95% CI]", "secondary", "paper"], rows)
+    lines += ["", "## Scores per summarizer (%)", ""]
+    table = analytics.summarizer_table()
+    if table.empty:
+        lines.append("No scores yet.")
+    else:
+        lines += _table(["summarizer", "faithfulness", "completeness", "conciseness", "composite",
+                         "domain stability", "abstractiveness"],
+                        [[model, *[_num(value, 1) for value in values]] for model, values in
+                         zip(table.index, table[["faithfulness", "completeness", "conciseness", "composite",
+                                                 "domain_stability", "abstractiveness"]].to_numpy().tolist())])
+        composite = analytics.table().by_domain["composite"]
+        lines += ["", "## Composite score per summarizer and domain (%)", ""]
+        lines += _table(["summarizer", *map(str, composite.columns)],
+                        [[model, *[_num(v, 1) for v in values]] for model, values in
+                         zip(composite.index, composite.to_numpy().tolist())])
+    rates = analytics.corrections_judgments
+    lines += ["", "## AI assistance", "",
+              f"Of the AI's error flags, {_num(_pct(rates.ai_error_correction_rate), 1)}% were overruled by "
+              f"annotators; of its no-error verdicts, {_num(_pct(rates.ai_no_error_correction_rate), 1)}% were "
+              "(per annotator judgment; paper 4.1 reports 19.31% and 2.59%).", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _tie(task: str) -> str:
+    names = {"fv": ("an error", "no error"), "kv": ("useful", "not useful"), "ka": ("aligned", "not aligned")}
+    return names[task][0] if TIE_BREAK[task] else names[task][1]
+
+
+def _pct(value):
+    return None if value is None else 100 * value

@@ -1,0 +1,233 @@
+"""The benchmark export (BRIEF step 12: the UniSumEval release format, and what the release lacked).
+
+Files written next to `out` (stem = out without its extension):
+- out: one row per summary with the release fields (exports.aggregation.RELEASE_FIELDS) plus `composite`, as
+  JSONL (one object a line) or JSON (one array); with `annotator_labels` each row also carries every counted
+  label under pseudonymous annotator ids (Annotator.pseudonym, derived from its public_id: stable across
+  exports, never the account or crowd worker id); with `assistance`, the AI assistance shown (ai_category,
+  ai_reason, highlighted source sentences per target).
+- stem.attention_checks.jsonl (`checks`): every answer given on an attention-check unit with the expected
+  answer and the submission's grade, kept apart from the benchmark rows.
+- stem.summaries.csv|parquet and stem.labels.csv|parquet (`tables`): per-summary scores, and annotator-level
+  labels in long form; stem.agreement.csv|parquet and stem.score_table.csv|parquet with the card's tables.
+- stem.card.md (`card`): the dataset card (exports.card).
+
+Memory stays flat: rows are computed per chunk of documents (exports.aggregation) and written one at a time;
+the label table is streamed from one chunked query. Only a few numbers per summary are kept for the card.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from annotation.models import Annotator, Document, KeyFact, Project, Task
+
+from .aggregation import RELEASE_FIELDS, summary_results
+from .analytics import Collector
+from .selectors import analysis_labels, check_labels, label_source
+
+FORMATS = ("jsonl", "json")
+TABLE_FORMATS = ("csv", "parquet")
+LABEL_CHUNK = 50_000
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    format: str = "jsonl"
+    annotator_labels: bool = False
+    assistance: bool = False
+    checks: bool = False
+    tables: str | None = None
+    card: bool = False
+    include_simulated: bool = False
+
+    def __post_init__(self):
+        if self.format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        if self.tables not in (None, *TABLE_FORMATS):
+            raise ValueError(f"tables must be one of {', '.join(TABLE_FORMATS)}")
+
+
+@dataclasses.dataclass
+class ExportResult:
+    label_source: str
+    rows: int = 0
+    files: list[Path] = dataclasses.field(default_factory=list)
+
+
+def export_benchmark(*, project: Project, out: Path, options: ExportOptions = ExportOptions(),
+                     progress=None) -> ExportResult:
+    """Write the export; `progress(n)` is called with the number of summaries written since the last call."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    source = label_source(project, include_simulated=options.include_simulated)
+    result = ExportResult(label_source=source)
+    collector = Collector(source) if (options.card or options.tables) else None
+    summary_table = None
+    if options.tables:
+        summary_table = _TableWriter(_sibling(out, "summaries", options.tables), SUMMARY_COLUMNS)
+    rows = summary_results(project, source, annotator_labels=options.annotator_labels,
+                           assistance=options.assistance)
+    with out.open("w", encoding="utf-8") as handle:
+        if options.format == "json":
+            handle.write("[\n")
+        for row in rows:
+            if collector is not None:
+                collector.add(row)
+            public = {name: row[name] for name in RELEASE_FIELDS}
+            public["composite"] = row["composite"]
+            public["label_source"] = source
+            for extra in ("annotator_labels", "assistance"):
+                if extra in row:
+                    public[extra] = row[extra]
+            if options.format == "json" and result.rows:
+                handle.write(",\n")
+            handle.write(json.dumps(public, ensure_ascii=False))
+            if options.format == "jsonl":
+                handle.write("\n")
+            result.rows += 1
+            if summary_table is not None:
+                summary_table.add({name: row[name] for name in SUMMARY_COLUMNS})
+            if progress:
+                progress(1)
+        if options.format == "json":
+            handle.write("\n]\n")
+    result.files.append(out)
+    if summary_table is not None:
+        result.files.append(summary_table.close())
+    if options.checks:
+        result.files.append(write_checks(project, _sibling(out, "attention_checks", "jsonl")))
+    analytics = collector.finish() if collector is not None else None
+    report = None
+    if options.card or options.tables:
+        from .report import agreement_report
+
+        report = agreement_report(project, source=source)
+    if options.tables:
+        result.files.append(write_labels_table(project, source, _sibling(out, "labels", options.tables)))
+        result.files.append(_write_frame(pd.DataFrame([row.flat() for row in report.rows]),
+                                         _sibling(out, "agreement", options.tables)))
+        table = analytics.summarizer_table()
+        result.files.append(_write_frame(table.reset_index(), _sibling(out, "score_table", options.tables)))
+    if options.card:
+        from .card import dataset_card
+
+        path = _sibling(out, "card", "md")
+        path.write_text(dataset_card(project, analytics, report, result.rows), encoding="utf-8")
+        result.files.append(path)
+    return result
+
+
+SUMMARY_COLUMNS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model",
+                   "faithfulness_score", "completeness", "conciseness", "composite")
+
+
+def _sibling(out: Path, name: str, extension: str) -> Path:
+    stem = out.name.split(".")[0]
+    return out.with_name(f"{stem}.{name}.{extension}")
+
+
+class _TableWriter:
+    """Rows appended in chunks to a CSV file or a Parquet file (pyarrow's writer), never all in memory."""
+
+    def __init__(self, path: Path, columns: tuple[str, ...], chunk: int = 5000):
+        self.path, self.columns, self.chunk = path, list(columns), chunk
+        self.buffer, self.writer, self.started = [], None, False
+
+    def add(self, row: dict) -> None:
+        self.buffer.append(row)
+        if len(self.buffer) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer and self.started:
+            return
+        frame = pd.DataFrame.from_records(self.buffer, columns=self.columns)
+        self.buffer = []
+        if self.path.suffix == ".csv":
+            frame.to_csv(self.path, mode="a" if self.started else "w", header=not self.started, index=False)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if self.writer is None:
+                self.writer = pq.ParquetWriter(self.path, table.schema)
+            self.writer.write_table(table.cast(self.writer.schema))
+        self.started = True
+
+    def close(self) -> Path:
+        self.flush()
+        if self.writer is not None:
+            self.writer.close()
+        return self.path
+
+
+def _write_frame(frame: pd.DataFrame, path: Path) -> Path:
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, index=False)
+    return path
+
+
+def keyfact_positions(project: Project) -> tuple[dict[int, int], dict[int, int]]:
+    """keyfact id -> its position in the row's `pred_keyfact` list, and in its `keyfact` (human) list."""
+    candidates, human, seen_c, seen_h = {}, {}, {}, {}
+    for pk, document_id, origin, status in (KeyFact.objects.filter(document__project=project)
+                                            .order_by("document_id", "index")
+                                            .values_list("pk", "document_id", "origin", "status")):
+        if origin != KeyFact.Origin.HUMAN:
+            candidates[pk] = seen_c[document_id] = seen_c.get(document_id, -1) + 1
+        if status == KeyFact.Status.ACCEPTED:
+            human[pk] = seen_h[document_id] = seen_h.get(document_id, -1) + 1
+    return candidates, human
+
+
+LABEL_COLUMNS = ("annotator", "task", "uid", "model", "sentence", "pred_keyfact", "keyfact", "has_error",
+                 "error_types", "ai_right", "useful", "aligned", "seconds_on_item")
+
+
+def write_labels_table(project: Project, source: str, path: Path) -> Path:
+    """Annotator-level labels in long form, one row per label, streamed in chunks."""
+    names = {pk: Annotator(public_id=public_id).pseudonym
+             for pk, public_id in Annotator.objects.values_list("pk", "public_id")}
+    candidates, human = keyfact_positions(project)
+    uids = dict(Document.objects.filter(project=project).values_list("pk", "uid"))
+    writer = _TableWriter(path, LABEL_COLUMNS, chunk=LABEL_CHUNK)
+    rows = (analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
+            .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
+                         "unit__summary_sentence__index", "unit__keyfact_id", "has_error", "error_types", "ai_right",
+                         "useful", "aligned", "seconds_on_item").iterator(chunk_size=LABEL_CHUNK))
+    for annotator, task, document, model, sentence, keyfact, *answers in rows:
+        writer.add(dict(zip(LABEL_COLUMNS, (
+            names[annotator], task, uids[document], model, sentence,
+            candidates.get(keyfact) if task == Task.KEYFACT_VALIDATION else None,
+            human.get(keyfact) if task == Task.KEYFACT_ALIGNMENT else None,
+            answers[0], json.dumps(answers[1] or []), *answers[2:]))))
+    return writer.close()
+
+
+def write_checks(project: Project, path: Path) -> Path:
+    """Every answer on an attention-check unit, with what was expected and the submission's grade."""
+    with path.open("w", encoding="utf-8") as handle:
+        rows = (check_labels(project).order_by("unit__hit__task", "assignment_id", "unit__position")
+                .values_list("annotator__public_id", "unit__hit__task", "unit__hit__document__uid",
+                             "unit__hit__summary__model", "unit__position", "unit__attention_check__kind",
+                             "unit__attention_check__expected", "has_error", "ai_right", "useful", "aligned",
+                             "assignment__public_id", "assignment__grade__passed",
+                             "assignment__grade__override_passed", "annotator__provider")
+                .iterator(chunk_size=10_000))
+        for (public_id, task, uid, model, position, kind, expected, has_error, ai_right, useful, aligned,
+             assignment, passed, override, provider) in rows:
+            answer = {"has_error": has_error, "ai_right": ai_right, "useful": useful, "aligned": aligned}
+            given = {name: answer[name] for name in expected}
+            handle.write(json.dumps({
+                "annotator": Annotator(public_id=public_id).pseudonym, "simulated": provider == "simulated",
+                "task": task, "uid": uid, "model": model, "position": position, "kind": kind,
+                "expected": expected, "answer": given, "correct": given == expected,
+                "submission": str(assignment), "submission_passed": passed if override is None else override,
+            }) + "\n")
+    return path

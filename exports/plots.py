@@ -1,0 +1,110 @@
+"""Geometry for the server-rendered SVG charts of the analytics pages (templates/exports/_svg_*.html).
+
+No JavaScript and no style attributes (the CSP allows neither): the functions here compute coordinates, and
+colours come from CSS classes in static/finegrain/app.css (heat-0..heat-9, series-0..series-7).
+"""
+
+import math
+
+HEAT_STEPS = 10
+SERIES = 8
+
+
+def _finite(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def heatmap(rows: list[str], columns: list[str], values: list[list], *, cell_w: int = 92, cell_h: int = 30,
+            label_w: int = 150, header_h: int = 58) -> dict:
+    """Cells of a rows x columns table of percentages; darker = higher. Missing values get class heat-none."""
+    cells = []
+    finite = [v for row in values for v in row if _finite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 100.0)
+    span = (high - low) or 1.0
+    for r, row in enumerate(values):
+        for c, value in enumerate(row):
+            step = min(HEAT_STEPS - 1, int((value - low) / span * HEAT_STEPS)) if _finite(value) else None
+            cells.append({"x": label_w + c * cell_w, "y": header_h + r * cell_h, "w": cell_w - 2, "h": cell_h - 2,
+                          "tx": label_w + c * cell_w + cell_w / 2 - 1, "ty": header_h + r * cell_h + cell_h / 2 + 4,
+                          "cls": "heat-none" if step is None else f"heat-{step}",
+                          "dark": step is not None and step >= 6,
+                          "text": "—" if step is None else f"{value:.1f}",
+                          "title": f"{rows[r]} × {columns[c]}: " + ("no score" if step is None else f"{value:.1f}")})
+    return {
+        "width": label_w + len(columns) * cell_w + 4, "height": header_h + len(rows) * cell_h + 4, "cells": cells,
+        "row_labels": [{"text": name, "x": label_w - 8, "y": header_h + r * cell_h + cell_h / 2 + 4}
+                       for r, name in enumerate(rows)],
+        "column_labels": [{"text": name, "x": label_w + c * cell_w + cell_w / 2, "y": header_h - 10}
+                          for c, name in enumerate(columns)],
+        "low": low, "high": high,
+    }
+
+
+def stacked_bars(groups: dict, *, width: int = 640, bar_h: int = 22, label_w: int = 170) -> dict:
+    """One horizontal 100% bar per group, a segment per category (shares summing to 1)."""
+    categories = sorted({name for shares in groups.values() for name in shares})
+    plot_w = width - label_w - 10
+    bars = []
+    for g, (group, shares) in enumerate(groups.items()):
+        x, segments = label_w, []
+        for k, name in enumerate(categories):
+            share = shares.get(name, 0.0)
+            if share > 0:
+                segments.append({"x": x, "w": share * plot_w, "cls": f"series-{k % SERIES}",
+                                 "title": f"{group}: {name} {100 * share:.1f}%",
+                                 "text": f"{100 * share:.0f}%" if share * plot_w > 34 else "",
+                                 "tx": x + share * plot_w / 2})
+            x += share * plot_w
+        bars.append({"label": str(group), "y": 10 + g * (bar_h + 8), "h": bar_h, "ty": 10 + g * (bar_h + 8) + 15,
+                     "segments": segments})
+    legend = [{"text": name, "cls": f"series-{k % SERIES}", "x": label_w + k * 130, "tx": label_w + k * 130 + 16}
+              for k, name in enumerate(categories)]
+    height = 10 + len(bars) * (bar_h + 8) + 34
+    return {"width": width, "height": height, "bars": bars, "legend": legend, "legend_y": height - 22,
+            "legend_ty": height - 11, "label_x": label_w - 8}
+
+
+def intervals(points: list[dict], *, low: float = -0.2, high: float = 1.0, width: int = 640, row_h: int = 24,
+              label_w: int = 190, reference: float | None = None) -> dict:
+    """A dot per group with its interval, on one horizontal axis from `low` to `high`."""
+    plot_w = width - label_w - 20
+
+    def x(value: float) -> float:
+        return label_w + (min(max(value, low), high) - low) / (high - low) * plot_w
+
+    rows = []
+    for i, point in enumerate(points):
+        y = 14 + i * row_h
+        value, ci_low, ci_high = point.get("value"), point.get("ci_low"), point.get("ci_high")
+        rows.append({"label": point["label"], "y": y, "ty": y + 4, "defined": _finite(value),
+                     "x": x(value) if _finite(value) else None,
+                     "x1": x(ci_low) if _finite(ci_low) else None, "x2": x(ci_high) if _finite(ci_high) else None,
+                     "title": point.get("title", ""), "cls": point.get("cls", "series-0")})
+    bottom = 14 + len(points) * row_h
+    ticks = [{"x": x(t), "text": f"{t:.1f}"} for t in [low + k * (high - low) / 6 for k in range(7)]]
+    return {"width": width, "height": bottom + 24, "rows": rows, "ticks": ticks, "axis_y": bottom - 6,
+            "tick_ty": bottom + 12, "label_x": label_w - 8, "x0": label_w, "x_end": label_w + plot_w,
+            "reference": x(reference) if reference is not None else None}
+
+
+def lines(series: dict[str, list[tuple[str, float]]], *, width: int = 640, height: int = 220, left: int = 60) -> dict:
+    """Cumulative counts over days, one polyline per series; x = day index, y = count."""
+    days = sorted({day for points in series.values() for day, _ in points})
+    top = max((value for points in series.values() for _, value in points), default=0) or 1
+    plot_w, plot_h = width - left - 20, height - 50
+    position = {day: i for i, day in enumerate(days)}
+
+    def xy(day, value):
+        share = position[day] / (len(days) - 1) if len(days) > 1 else 0.5  # One day: in the middle.
+        x = left + share * plot_w
+        return round(x, 1), round(10 + plot_h - value / top * plot_h, 1)
+
+    drawn = []
+    for k, (name, points) in enumerate(series.items()):
+        coords = [xy(day, value) for day, value in points]
+        drawn.append({"name": name, "cls": f"series-{k % SERIES}", "points": " ".join(f"{x},{y}" for x, y in coords),
+                      "dots": [{"x": x, "y": y} for x, y in coords], "lx": left + k * 150, "ltx": left + k * 150 + 16})
+    return {"width": width, "height": height, "series": drawn, "x0": left, "x_end": left + plot_w,
+            "y_axis": 10 + plot_h, "top": top, "top_y": 14, "left_label": left - 6,
+            "first_day": days[0] if days else "", "last_day": days[-1] if days else "", "day_y": 10 + plot_h + 16,
+            "legend_y": height - 14, "legend_ty": height - 4}

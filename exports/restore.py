@@ -1,0 +1,148 @@
+"""Importing a benchmark export back (the round trip): corpus, human key-facts and annotator-level labels.
+
+A dedicated path rather than annotation.importing: the release rows carry labels and scores the dataset import
+has no place for. The corpus goes through annotation.importing.import_dataset (same validation, line numbers
+kept: one release row is one line); the export-only fields are checked here. Labels need an export made with
+--annotator-labels: each pseudonymous annotator becomes an Annotator (provider "simulated" when the export says
+its labels were simulated, else "link" with external id "benchmark:<pseudonym>"), each (HIT, annotator) one
+submitted Assignment. Key-fact statuses come from the export's `keyfact` list (the human key-facts), and the
+KA HITs are built for them, so that the majority labels and the scores of the export are reproduced.
+"""
+
+import json
+from collections import defaultdict
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.importing import DatasetError, RowError, import_dataset
+from annotation.models import Annotator, Assignment, Document, KeyFact, Label, Project, Summary, Task, Unit
+from annotation.services.hits import build_hits, create_alignment_hits
+
+from .aggregation import RELEASE_FIELDS
+
+CORPUS_FIELDS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
+                 "document", "summary", "sentences", "pred_keyfact")
+EXPORT_ONLY = set(RELEASE_FIELDS) - set(CORPUS_FIELDS) | {"composite", "label_source", "annotator_labels",
+                                                           "assistance"}
+
+
+def read_rows(data: bytes) -> list[dict]:
+    text = data.decode("utf-8-sig")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError([RowError(exc.lineno, "", f"not valid JSON ({exc.msg})")]) from None
+    rows, errors = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                errors.append(RowError(number, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
+    if errors:
+        raise DatasetError(errors)
+    return rows
+
+
+@transaction.atomic
+def import_benchmark(*, project: Project, data: bytes) -> dict:
+    rows = read_rows(data)
+    errors = []
+    for line, row in enumerate(rows, start=1):
+        unknown = sorted(set(row) - set(CORPUS_FIELDS) - EXPORT_ONLY)
+        if unknown:
+            errors.append(RowError(line, unknown[0], f"unknown field(s): {', '.join(unknown)}"))
+        if "annotator_labels" not in row:
+            errors.append(RowError(line, "annotator_labels", "missing: export with --annotator-labels to restore "
+                                                             "labels"))
+    if errors:
+        raise DatasetError(errors)
+    corpus = []
+    for row in rows:
+        values = {name: row[name] for name in CORPUS_FIELDS if row.get(name) is not None}
+        extra = [fact for fact in row.get("keyfact") or [] if fact not in (row.get("pred_keyfact") or [])]
+        if extra:
+            values["keyfact"] = extra
+        corpus.append(json.dumps(values, ensure_ascii=False))
+    import_dataset(project=project, data="\n".join(corpus).encode(), filename="benchmark.jsonl")
+
+    documents = {uid: pk for pk, uid in Document.objects.filter(project=project).values_list("pk", "uid")}
+    # The human key-facts are the export's `keyfact` lists.
+    for row in rows:
+        human = set(row.get("keyfact") or [])
+        facts = KeyFact.objects.filter(document_id=documents[row["uid"]])
+        facts.exclude(origin=KeyFact.Origin.HUMAN).update(status=KeyFact.Status.REJECTED)
+        facts.filter(text__in=human).update(status=KeyFact.Status.ACCEPTED)
+    build_hits(project, Task.FACT_VERIFICATION)
+    build_hits(project, Task.KEYFACT_VALIDATION)
+    for document in Document.objects.filter(project=project).select_related("project"):
+        create_alignment_hits(document)
+    return _restore_labels(project, rows, documents)
+
+
+def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int]) -> dict:
+    summaries = {(uid, model): pk for pk, uid, model in Summary.objects.filter(document__project=project)
+                 .values_list("pk", "document__uid", "model")}
+    candidates, human = defaultdict(list), defaultdict(list)
+    for pk, document_id, origin, status in KeyFact.objects.filter(document__project=project).order_by(
+            "document_id", "index").values_list("pk", "document_id", "origin", "status"):
+        if origin != KeyFact.Origin.HUMAN:
+            candidates[document_id].append(pk)
+        if status == KeyFact.Status.ACCEPTED:
+            human[document_id].append(pk)
+    units = {}
+    for pk, hit_id, task, summary_id, document_id, index, keyfact_id in Unit.objects.filter(
+            hit__project=project, attention_check__isnull=True).values_list(
+            "pk", "hit_id", "task", "hit__summary_id", "hit__document_id", "summary_sentence__index", "keyfact_id"):
+        if task == Task.FACT_VERIFICATION:
+            units[task, summary_id, index] = (pk, hit_id)
+        elif task == Task.KEYFACT_VALIDATION:
+            units[task, keyfact_id] = (pk, hit_id)
+        else:
+            units[task, summary_id, keyfact_id, index] = (pk, hit_id)
+
+    people, assignments, labels, seen_kv = {}, {}, [], set()
+    now = timezone.now()
+
+    def person(name: str, simulated: bool) -> Annotator:
+        if name not in people:
+            provider = Annotator.Provider.SIMULATED if simulated else Annotator.Provider.LINK
+            people[name] = Annotator.objects.get_or_create(provider=provider, external_id=f"benchmark:{name}")[0]
+        return people[name]
+
+    def add(unit_key, name, simulated, answers):
+        unit_id, hit_id = units[unit_key]
+        annotator = person(name, simulated)
+        if (hit_id, annotator.pk) not in assignments:
+            assignments[hit_id, annotator.pk] = Assignment(
+                hit_id=hit_id, annotator=annotator, status=Assignment.Status.SUBMITTED, reserved_at=now,
+                expires_at=now, submitted_at=now, submission_key=f"benchmark-{hit_id}-{annotator.pk}")
+        labels.append(Label(assignment=assignments[hit_id, annotator.pk], unit_id=unit_id, annotator=annotator,
+                            **answers))
+
+    for row in rows:
+        simulated = row.get("label_source") == "simulated"
+        summary, document = summaries[row["uid"], row["model"]], documents[row["uid"]]
+        given = row["annotator_labels"]
+        for item in given.get("fact_verification", []):
+            add((Task.FACT_VERIFICATION, summary, item["sentence"]), item["annotator"], simulated,
+                {"has_error": item["has_error"], "error_types": item.get("error_types") or []})
+        for item in given.get("keyfact_validation", []):
+            fact = candidates[document][item["pred_keyfact"]]
+            if (fact, item["annotator"]) in seen_kv:  # KV labels repeat on every row of the document.
+                continue
+            seen_kv.add((fact, item["annotator"]))
+            add((Task.KEYFACT_VALIDATION, fact), item["annotator"], simulated, {"useful": item["useful"]})
+        for item in given.get("keyfact_alignment", []):
+            fact = human[document][item["keyfact"]]
+            add((Task.KEYFACT_ALIGNMENT, summary, fact, item["sentence"]), item["annotator"], simulated,
+                {"aligned": item["aligned"]})
+    Assignment.objects.bulk_create(assignments.values(), batch_size=2000)
+    for label in labels:
+        label.assignment_id = label.assignment.pk
+    Label.objects.bulk_create(labels, batch_size=5000)
+    return {"summaries": len(rows), "annotators": len(people), "assignments": len(assignments),
+            "labels": len(labels)}

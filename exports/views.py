@@ -1,0 +1,172 @@
+"""The researcher's analytics pages: agreement, scores, error types, progress, evaluators, exports (managers only).
+
+Every view asks annotation.permissions.get_managed_project: outsiders get a 404, annotators a 403.
+"""
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotation.importing import DatasetError
+from annotation.models import Job, Task
+from annotation.permissions import get_managed_project
+
+from . import plots
+from .evaluators import evaluators_of, import_evaluator_scores
+from .export import TABLE_FORMATS, ExportOptions
+from .report import COEFFICIENT_NAMES, PAPER_REFERENCE
+from .scores import SCORE_DIMENSIONS
+from .selectors import label_source
+from .tables import TABLES, cached_analytics, cached_report, evaluator_rows, progress_series, table_rows
+from .tasks import JOB_KIND, export_start
+
+DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
+
+
+@login_required
+def analytics(request, slug):
+    project = get_managed_project(request.user, slug)
+    include_simulated = request.GET.get("simulated") == "1"
+    source = label_source(project, include_simulated=include_simulated)
+    dimension = request.GET.get("dimension", "composite")
+    if dimension not in DIMENSIONS:
+        dimension = "composite"
+    report = cached_report(project, source)
+    data = cached_analytics(project, source)
+    context = {"project": project, "source": source, "include_simulated": include_simulated,
+               "dimension": dimension, "dimensions": DIMENSIONS, "tables": TABLES, "table_formats": TABLE_FORMATS,
+               "agreement": _agreement_context(report), "n_boot": report.n_boot,
+               "jobs": project.jobs.filter(kind=JOB_KIND)[:5], "evaluators": evaluators_of(project)}
+    table = data.table()
+    if table is not None:
+        frame = table.by_domain[dimension]
+        context["heatmap"] = plots.heatmap([str(i) for i in frame.index], [str(c) for c in frame.columns],
+                                           frame.to_numpy().tolist())
+        context["summarizers"] = table_rows(project, source, "summarizers")
+    errors = data.error_types.get("model") or {}
+    if errors:
+        context["error_bars"] = plots.stacked_bars(errors)
+        context["context_bars"] = plots.stacked_bars({**data.error_types["input_type"], **data.error_types["length"]})
+    context["error_sentences"] = data.error_sentences
+    context["corrections"] = data.corrections_judgments
+    context["corrections_majority"] = data.corrections_majority
+    series = progress_series(project, source)
+    if series:
+        context["progress_chart"] = plots.lines(series)
+    context["evaluator_results"] = {name: evaluator_rows(project, source, name) for name in context["evaluators"]}
+    return render(request, "exports/analytics.html", context)
+
+
+def _agreement_context(report) -> list[dict]:
+    tasks = []
+    for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
+        rows = report.for_task(task)
+        if not rows:
+            continue
+        points = [{"label": "overall" if row.breakdown == "overall" else row.group, "value": row.primary.value,
+                   "ci_low": row.primary.ci_low, "ci_high": row.primary.ci_high,
+                   "cls": "series-1" if row.breakdown == "overall" else "series-0",
+                   "title": f"{row.group}: {_fmt(row.primary.value)} ({row.n_units} units)"}
+                  for row in rows if row.breakdown in ("overall", "domain")]
+        table = [{"name": "overall" if row.breakdown == "overall" else f"{row.breakdown}: {row.group}",
+                  "overall": row.breakdown == "overall", "n_units": row.n_units, "n_ratings": row.n_ratings,
+                  "primary": _fmt(row.primary.value), "secondary": _fmt(row.secondary.value),
+                  "interval": f"[{_fmt(row.primary.ci_low)}, {_fmt(row.primary.ci_high)}]"
+                  if not math.isnan(row.primary.ci_low) else "—"} for row in rows]
+        tasks.append({"task": task, "label": task.label, "rows": table, "reference": PAPER_REFERENCE[task],
+                      "primary": COEFFICIENT_NAMES[rows[0].primary.coefficient],
+                      "secondary": COEFFICIENT_NAMES[rows[0].secondary.coefficient],
+                      "chart": plots.intervals(points, reference=PAPER_REFERENCE[task])})
+    return tasks
+
+
+def _fmt(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3f}"
+
+
+@login_required
+def table_csv(request, slug, table):
+    project = get_managed_project(request.user, slug)
+    if table not in TABLES and not table.startswith("evaluator-"):
+        raise Http404("No such table")
+    source = label_source(project, include_simulated=request.GET.get("simulated") == "1")
+    rows = table_rows(project, source, table, dimension=request.GET.get("dimension", "composite"))
+    if rows is None:
+        raise Http404("No such table")
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    return response
+
+
+@login_required
+@require_POST
+def evaluator_upload(request, slug):
+    project = get_managed_project(request.user, slug)
+    upload, name = request.FILES.get("file"), request.POST.get("evaluator", "").strip()
+    if upload is None or not name:
+        messages.error(request, "Choose a file and name the evaluator.")
+        return redirect("exports_analytics", slug=project.slug)
+    try:
+        count = import_evaluator_scores(project=project, evaluator=name, data=upload.read(), filename=upload.name)
+    except DatasetError as exc:
+        for error in exc.errors[:50]:
+            messages.error(request, f"{upload.name}: {error}")
+        messages.error(request, f"Nothing imported: {len(exc.errors)} problem(s).")
+    else:
+        messages.success(request, f"Imported {name!r} scores for {count} summaries.")
+    return redirect(reverse("exports_analytics", args=[project.slug]) + "#evaluators")
+
+
+@login_required
+@require_POST
+def export_create(request, slug):
+    project = get_managed_project(request.user, slug)
+    tables = request.POST.get("tables") or None
+    options = ExportOptions(
+        format="json" if request.POST.get("format") == "json" else "jsonl",
+        annotator_labels=bool(request.POST.get("annotator_labels")), assistance=bool(request.POST.get("assistance")),
+        checks=bool(request.POST.get("checks")), tables=tables if tables in TABLE_FORMATS else None,
+        card=bool(request.POST.get("card")), include_simulated=bool(request.POST.get("include_simulated")))
+    running = project.jobs.filter(kind=JOB_KIND, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+    if running:
+        messages.info(request, "An export is already running: its progress shows below.")
+    else:
+        export_start(project=project, options=options, user=request.user)
+        messages.success(request, "Export started: progress shows below.")
+    return redirect(reverse("exports_analytics", args=[project.slug]) + "#export")
+
+
+@login_required
+def export_status(request, slug, pk):
+    project = get_managed_project(request.user, slug)
+    job = get_object_or_404(project.jobs.filter(kind=JOB_KIND), pk=pk)
+    response = render(request, "exports/_export_job.html", {"project": project, "job": job})
+    if request.htmx and job.is_finished:
+        return HttpResponseStopPolling(response.content)
+    return response
+
+
+@login_required
+def export_download(request, slug, pk, name):
+    project = get_managed_project(request.user, slug)
+    job = get_object_or_404(project.jobs.filter(kind=JOB_KIND, status=Job.Status.DONE), pk=pk)
+    if name not in job.result.get("files", []):
+        raise Http404("No such file")
+    path = Path(job.result["directory"]) / name
+    if not path.is_file():
+        raise Http404("The file is gone")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=name)

@@ -1,0 +1,97 @@
+"""The manager's crowd pages: status, spend, dry run, per-worker history and manual decisions (with who took
+them); an annotator is refused (403), an outsider sees nothing (404), an anonymous visitor must log in."""
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry
+from annotation.services.assignment import reserve_next_hit
+from tests.crowd.conftest import form_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def worker(corpus):
+    """A Prolific worker with one submitted assignment, bound to a batch."""
+    from annotation.services.answers import read_form, save_answers
+    from annotation.services.assignment import submit_assignment
+
+    annotator = Annotator.objects.create(provider="prolific", external_id="5f1e0000000000000000cccc",
+                                         qualified_at=timezone.now())
+    batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="prolific", status="published",
+                                      reward_usd=Decimal("0.40"), assignments_per_hit=3, external_id="study1")
+    assignment = reserve_next_hit(annotator, corpus, "fv")
+    CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="prolific", external_assignment_id="s1",
+                              worker_id=annotator.external_id)
+    units = list(assignment.hit.units.all())
+    save_answers(assignment=assignment, answers=read_form(_QueryDict(form_for(assignment)), units))
+    submit_assignment(assignment=assignment)
+    return annotator
+
+
+class _QueryDict(dict):
+    def getlist(self, key):
+        value = self[key]
+        return value if isinstance(value, list) else [value]
+
+
+def test_the_crowd_page_shows_batches_and_spend(corpus, manager, client, worker):
+    client.force_login(manager)
+    response = client.get(reverse("crowd_manage", args=[corpus.slug]))
+    assert response.status_code == 200
+    assert b'id="batches"' in response.content and b"Prolific" in response.content
+    assert b"total 0.00 USD" in response.content and worker.pseudonym.encode() in response.content
+
+
+def test_the_publish_page_is_a_dry_run_until_confirmed(corpus, manager, client):
+    client.force_login(manager)
+    response = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "mturk",
+                                                                         "sandbox": "1"})
+    assert response.status_code == 200 and b"dry run" in response.content and b"USD" in response.content
+    unconfirmed = client.post(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "link"})
+    assert unconfirmed.status_code == 302 and not CrowdBatch.objects.exists()
+    confirmed = client.post(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "link",
+                                                                          "confirm": "yes"})
+    assert confirmed.status_code == 302
+    batch = CrowdBatch.objects.get()
+    assert batch.provider == "link" and batch.status == "published" and batch.crowd_hits.count() == 4
+
+
+def test_a_manual_decision_records_who_took_it_and_is_not_duplicated(corpus, manager, client, worker,
+                                                                     django_capture_on_commit_callbacks):
+    client.force_login(manager)
+    page = client.get(reverse("crowd_worker", args=[corpus.slug, worker.public_id]))
+    assert page.status_code == 200 and b'id="history"' in page.content
+    url = reverse("crowd_decide", args=[corpus.slug, worker.public_id])
+    form = {"kind": "bonus", "amount": "2.50", "reason": "Careful work on a long text", "nonce": "n1"}
+    with django_capture_on_commit_callbacks(execute=False):
+        client.post(url, form)
+        client.post(url, form)  # the same form sent twice
+    decision = Decision.objects.get(idempotency_key__startswith="manual:bonus")
+    assert decision.created_by == manager and decision.amount_usd == Decimal("2.50")
+    assert Decision.objects.filter(idempotency_key__startswith="manual:").count() == 1
+    assert client.post(url, {**form, "nonce": "n2", "amount": "1000"}).status_code == 302
+    assert client.post(url, {"kind": "reject", "reason": "", "nonce": "n3"}).status_code == 302
+    assert Decision.objects.filter(idempotency_key__startswith="manual:").count() == 1
+
+
+@pytest.mark.parametrize("name", ["crowd_manage", "crowd_worker", "crowd_publish"])
+def test_annotators_outsiders_and_strangers_are_refused(corpus, annotator, outsider, client, worker, name):
+    args = [corpus.slug, worker.public_id] if name == "crowd_worker" else [corpus.slug]
+    url = reverse(name, args=args)
+    query = {"task": "fv", "provider": "link"}
+    client.force_login(annotator)
+    assert client.get(url, query).status_code == 403
+    client.force_login(outsider)
+    assert client.get(url, query).status_code == 404
+    client.logout()
+    assert client.get(url, query).status_code == 302
+    decide = reverse("crowd_decide", args=[corpus.slug, worker.public_id])
+    client.force_login(annotator)
+    assert client.post(decide, {"kind": "block", "reason": "x", "nonce": "z"}).status_code == 403
+    assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()
+    assert not LedgerEntry.objects.exists() and Assignment.objects.count() == 1

@@ -1,0 +1,32 @@
+import pytest
+
+from annotation.models import Project
+from tests.work import add_assistance, build_all, import_generated, import_small
+
+
+def with_checks(project: Project, rate: float = 0.2) -> Project:
+    """tests.work's importers switch attention checks off; quality tests switch them back on after importing."""
+    project.attention_check_rate = rate
+    project.save(update_fields=["attention_check_rate"])
+    return project
+
+
+@pytest.fixture
+def checked_project(project):
+    """The small corpus (three task types, two domains) with assistance and checks at the default rate."""
+    import_small(project)
+    add_assistance(project)
+    with_checks(project)
+    build_all(project)
+    return project
+
+
+@pytest.fixture
+def big_project(db):
+    """Eighteen FV HITs over two domains, with assistance and checks at the default rate (0.20)."""
+    project = import_generated(Project.objects.create(slug="big", name="Big"), documents=6, summarizers=3,
+                               sentences=3)
+    add_assistance(project)
+    with_checks(project)
+    build_all(project)
+    return project
