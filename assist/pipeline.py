@@ -21,7 +21,7 @@ from .llm.base import ChatBackend, NotSupported
 from .llm.offline import OfflineSimilarityBackend
 from .llm.registry import get_backend, get_voter_backends
 from .models import ContextualMapping, DocumentEmbedding, KeyFactVote, PreLabel
-from .prelabel import prelabel_summary
+from .prelabel import SummaryJob, prelabel_many
 from .prompts import FACT_CHECK_VERSION
 
 STEPS = ("mapping", "prelabels", "keyfacts")
@@ -117,45 +117,59 @@ def encode_targets(texts: list[str], vectors: dict) -> np.ndarray:
 
 
 def prelabel_document(document: Document, backend: ChatBackend, report: StepReport, vectors: dict) -> None:
-    """Pre-label the summaries that lack a successful pre-label from this backend, model and prompt version."""
+    """Pre-label the summaries that lack a successful pre-label from this backend, model and prompt version.
+
+    LLM requests for the document's summaries run on FINEGRAIN_LLM_CONCURRENCY threads (the backend itself keeps
+    the requests-per-minute budget); the database writes happen here, in this thread.
+    """
     offline = isinstance(backend, OfflineSimilarityBackend)
     version = backend.prompt_version if offline else FACT_CHECK_VERSION
-    done = PreLabel.objects.filter(
+    done = set(PreLabel.objects.filter(
         summary_sentence__summary__document=document, backend=backend.name, model=backend.model,
         prompt_version=version, status=PreLabel.Status.OK,
-    ).values_list("summary_sentence_id", flat=True)
-    done = set(done)
+    ).values_list("summary_sentence_id", flat=True))
     source = vectors["source_text"]
-    cache = DatabaseCache()
+    pending: list[list[SummarySentence]] = []
     for summary in document.summaries.prefetch_related("sentences"):
         sentences = list(summary.sentences.all())
-        if not sentences or all(s.pk in done for s in sentences):
-            continue
-        texts = [s.text for s in sentences]
-        if offline:
+        if sentences and not all(s.pk in done for s in sentences):
+            pending.append(sentences)
+    if offline:
+        for sentences in pending:
+            texts = [s.text for s in sentences]
             started = time.perf_counter()
             judgements = backend.judge(source, texts, vectors["source"], encode_targets(texts, vectors))
             latency = int((time.perf_counter() - started) * 1000)
-            results = [dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="",
-                            latency_ms=latency, input_tokens=0, output_tokens=0, attempts=1, model=backend.model)
-                       for j in judgements]
+            store_prelabels(sentences, backend.name, version, [
+                dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="", latency_ms=latency,
+                     input_tokens=0, output_tokens=0, attempts=1, model=backend.model)
+                for j in judgements
+            ], report)
+        return
+    jobs = [SummaryJob(key=position, source_sentences=source, summary_sentences=[s.text for s in sentences])
+            for position, sentences in enumerate(pending)]
+    outcomes = prelabel_many(backend, jobs, cache=DatabaseCache())
+    for sentences, results in zip(pending, outcomes):
+        store_prelabels(sentences, backend.name, version, [
+            dict(category=r.category or "", reason=r.reason or "", status=r.status, error=r.error or "",
+                 raw_response=r.raw_response or "", latency_ms=r.latency_ms or 0, input_tokens=r.input_tokens or 0,
+                 output_tokens=r.output_tokens or 0, attempts=r.attempts or 0, model=r.model or backend.model)
+            for r in results
+        ], report)
+
+
+@transaction.atomic
+def store_prelabels(sentences: list[SummarySentence], backend_name: str, version: str, results: list[dict],
+                    report: StepReport) -> None:
+    for sentence, result in zip(sentences, results):
+        model = result.pop("model")
+        PreLabel.objects.update_or_create(
+            summary_sentence=sentence, backend=backend_name, model=model, prompt_version=version, defaults=result,
+        )
+        if result["status"] == "ok":
+            report.prelabeled += 1
         else:
-            results = [dict(category=r.category or "", reason=r.reason or "", status=r.status, error=r.error or "",
-                            raw_response=r.raw_response or "", latency_ms=r.latency_ms or 0,
-                            input_tokens=r.input_tokens or 0, output_tokens=r.output_tokens or 0,
-                            attempts=r.attempts or 0, model=r.model or backend.model)
-                       for r in prelabel_summary(backend, source, texts, cache=cache)]
-        with transaction.atomic():
-            for sentence, result in zip(sentences, results):
-                model = result.pop("model")
-                PreLabel.objects.update_or_create(
-                    summary_sentence=sentence, backend=backend.name, model=model, prompt_version=version,
-                    defaults=result,
-                )
-                if result["status"] == "ok":
-                    report.prelabeled += 1
-                else:
-                    report.prelabel_failures += 1
+            report.prelabel_failures += 1
 
 
 OFFLINE_KEYFACTS_NOTE = (

@@ -191,3 +191,31 @@ def test_hallucinogenic_selection_marks_and_samples(imported, manager, client):
     response = client.post(reverse("assist_hallucinogenic", args=["alpha"]), {"per_domain": "x"})
     assert response.status_code == 302
     assert set(imported.documents.filter(hallucinogenic=True).values_list("uid", flat=True)) == flagged
+
+
+@pytest.mark.parametrize("concurrency, overlapping", [(1, False), (4, True)])
+def test_llm_requests_for_a_documents_summaries_run_concurrently_as_set(imported, settings, chat_server,
+                                                                         concurrency, overlapping):
+    import time
+
+    from .conftest import Reply
+
+    settings.FINEGRAIN_LLM_BACKEND = "openai"
+    settings.FINEGRAIN_OPENAI_BASE_URL = chat_server.base_url
+    settings.FINEGRAIN_LLM_CONCURRENCY = concurrency
+    arrivals = []
+
+    def answer(request):
+        arrivals.append(time.monotonic())
+        prompt = request.json["messages"][-1]["content"]
+        n = int(prompt.rsplit("Summary, ", 1)[1].split(" ", 1)[0])
+        reply = chat_reply(json.dumps([{"sentence": i, "category": "no error", "reason": "Stated."}
+                                       for i in range(1, n + 1)]))
+        return Reply(body=reply.body, delay=1.0)  # each answer takes a second, outside the server's lock
+
+    chat_server.responder = answer
+    run("alpha", "--steps", "prelabels")
+    assert PreLabel.objects.filter(backend="openai", status="ok").count() == 6
+    # Each document has two summaries: sent together they arrive together, one after the other a second apart.
+    gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
+    assert (min(gaps) < 0.5) is overlapping, gaps
