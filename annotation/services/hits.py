@@ -169,7 +169,10 @@ def keyfact_validation_is_complete(document: Document) -> bool:
 
 
 def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
-    """Accept or reject each candidate by the majority of its submitted labels; None while labels are missing.
+    """Accept or reject each candidate by the majority of its counted labels; None while labels are missing.
+
+    Completion needs N submitted labels per candidate; the vote uses only the labels that count (a submission that
+    failed its attention checks is graded before this runs, and its labels do not vote).
 
     A candidate becomes a human key-fact when a strict majority of the valid labels say "useful". A tie is a
     rejection: half the annotators doubting a key-fact is reason enough to keep it out of the completeness
@@ -178,10 +181,10 @@ def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
     if not keyfact_validation_is_complete(document):
         return None
     votes = defaultdict(list)
-    for keyfact_id, useful in (Label.objects.filter(unit__keyfact__document=document,
-                                                    unit__task=Task.KEYFACT_VALIDATION,
-                                                    assignment__status=Assignment.Status.SUBMITTED)
-                               .values_list("unit__keyfact_id", "useful")):
+    from ..quality.selectors import counted_labels
+
+    labels = counted_labels(Label.objects.filter(unit__keyfact__document=document, unit__task=Task.KEYFACT_VALIDATION))
+    for keyfact_id, useful in labels.values_list("unit__keyfact_id", "useful"):
         votes[keyfact_id].append(useful)
     settled = {KeyFact.Status.ACCEPTED: [], KeyFact.Status.REJECTED: []}
     for fact in KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN):
