@@ -92,6 +92,24 @@ class Injection:
         self.vectors = DocumentVectors()
         # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
         self.pending: list[tuple[Hit, Unit, str, list[Unit]]] = []
+        self._fv_kinds: Counter | None = None
+
+    def next_fv_kind(self, rng: random.Random) -> str:
+        """Half each across the project (paper G.3): the kind with fewer checks so far, a seeded coin on a tie.
+
+        Deciding per HIT would leave a project whose HITs hold one check each at the mercy of a coin per HIT.
+        """
+        if self._fv_kinds is None:
+            self._fv_kinds = Counter(AttentionCheck.objects.filter(
+                unit__hit__project=self.project, kind__in=[Kind.FV_AI_SAYS_ERROR, Kind.FV_AI_SAYS_CORRECT],
+            ).values_list("kind", flat=True))
+        error, correct = self._fv_kinds[Kind.FV_AI_SAYS_ERROR], self._fv_kinds[Kind.FV_AI_SAYS_CORRECT]
+        if error == correct:
+            kind = Kind.FV_AI_SAYS_ERROR if rng.random() < 0.5 else Kind.FV_AI_SAYS_CORRECT
+        else:
+            kind = Kind.FV_AI_SAYS_ERROR if error < correct else Kind.FV_AI_SAYS_CORRECT
+        self._fv_kinds[kind] += 1
+        return kind
 
     def disguise_later(self, hit: Hit, unit: Unit, kind: str, real: list[Unit]) -> None:
         self.pending.append((hit, unit, kind, real))
@@ -189,19 +207,17 @@ def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
     rng = seeded(hit.public_id)
     count = checks_for(hit.project.attention_check_rate, len(real), rng)
     fv = hit.task == Task.FACT_VERIFICATION
-    # Half each (paper G.3): the kinds alternate from a seeded start.
-    first = rng.random() < 0.5
     avoid = {unit.text for unit in real}
     order: list = list(real)
     new: list[tuple[Unit, AttentionCheck]] = []
-    for number in range(count):
+    for _ in range(count):
         found = injection.foreign.pick("sentence" if fv else "keyfact", hit.document, rng, avoid)
         if found is None:
             break
         origin, text = found
         avoid.add(text)
         if fv:
-            kind = Kind.FV_AI_SAYS_ERROR if (number % 2 == 0) == first else Kind.FV_AI_SAYS_CORRECT
+            kind = injection.next_fv_kind(rng)
             expected = {"has_error": True, "ai_right": kind == Kind.FV_AI_SAYS_ERROR}
         else:
             kind, expected = Kind.KV_IRRELEVANT, {"useful": False}
