@@ -92,24 +92,13 @@ class Injection:
         self.vectors = DocumentVectors()
         # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
         self.pending: list[tuple[Hit, Unit, str, list[Unit]]] = []
-        self._fv_kinds: Counter | None = None
+        # Half each (paper G.3) across the project, and the same kinds whenever a HIT is rebuilt: the kind follows
+        # the parity of the HIT's position plus the check's number, from a start seeded by the project.
+        self.fv_first_is_error = seeded(project.pk, "fv-kinds").random() < 0.5
 
-    def next_fv_kind(self, rng: random.Random) -> str:
-        """Half each across the project (paper G.3): the kind with fewer checks so far, a seeded coin on a tie.
-
-        Deciding per HIT would leave a project whose HITs hold one check each at the mercy of a coin per HIT.
-        """
-        if self._fv_kinds is None:
-            self._fv_kinds = Counter(AttentionCheck.objects.filter(
-                unit__hit__project=self.project, kind__in=[Kind.FV_AI_SAYS_ERROR, Kind.FV_AI_SAYS_CORRECT],
-            ).values_list("kind", flat=True))
-        error, correct = self._fv_kinds[Kind.FV_AI_SAYS_ERROR], self._fv_kinds[Kind.FV_AI_SAYS_CORRECT]
-        if error == correct:
-            kind = Kind.FV_AI_SAYS_ERROR if rng.random() < 0.5 else Kind.FV_AI_SAYS_CORRECT
-        else:
-            kind = Kind.FV_AI_SAYS_ERROR if error < correct else Kind.FV_AI_SAYS_CORRECT
-        self._fv_kinds[kind] += 1
-        return kind
+    def fv_kind(self, hit: Hit, number: int) -> str:
+        error = ((hit.position + number) % 2 == 0) == self.fv_first_is_error
+        return Kind.FV_AI_SAYS_ERROR if error else Kind.FV_AI_SAYS_CORRECT
 
     def disguise_later(self, hit: Hit, unit: Unit, kind: str, real: list[Unit]) -> None:
         self.pending.append((hit, unit, kind, real))
@@ -210,14 +199,14 @@ def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
     avoid = {unit.text for unit in real}
     order: list = list(real)
     new: list[tuple[Unit, AttentionCheck]] = []
-    for _ in range(count):
+    for number in range(count):
         found = injection.foreign.pick("sentence" if fv else "keyfact", hit.document, rng, avoid)
         if found is None:
             break
         origin, text = found
         avoid.add(text)
         if fv:
-            kind = injection.next_fv_kind(rng)
+            kind = injection.fv_kind(hit, number)
             expected = {"has_error": True, "ai_right": kind == Kind.FV_AI_SAYS_ERROR}
         else:
             kind, expected = Kind.KV_IRRELEVANT, {"useful": False}
