@@ -9,12 +9,11 @@ if any row is bad. Importing again replaces that evaluator's scores for the summ
 
 import csv
 import io
-import json
 import math
 
 from django.db import transaction
 
-from annotation.importing import DatasetError, RowError, decode, guess_format
+from annotation.importing import DatasetError, RowError, decode, guess_format, read_jsonl
 from annotation.models import Project, Summary
 
 from .analytics import Analytics
@@ -27,18 +26,9 @@ KEYS = ("uid", "model")
 
 def _rows(text: str, fmt: str, errors: list[RowError]):
     if fmt == "jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                values = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(RowError(number, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
-                continue
-            if not isinstance(values, dict):
-                errors.append(RowError(number, "", f"expected a JSON object, got {type(values).__name__}"))
-                continue
-            yield number, values
+        # The dataset import's reader: the same messages for the same mistakes.
+        for row in read_jsonl(text, errors):
+            yield row.line, row.values
         return
     reader = csv.DictReader(io.StringIO(text, newline=""))
     for values in reader:
