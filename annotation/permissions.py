@@ -48,6 +48,16 @@ def get_managed_project(user, slug: str) -> Project:
     return get_project(user, slug, role=Membership.Role.MANAGER)
 
 
+def get_managed_hit(user, slug: str, public_id) -> Hit:
+    """A HIT of a project `user` manages; 404 for anybody else."""
+    project = get_managed_project(user, slug)
+    hit = (Hit.objects.select_related("project", "document", "summary")
+           .filter(project=project, public_id=public_id).first())
+    if hit is None:
+        raise Http404("No such HIT")
+    return hit
+
+
 def can_manage(user) -> bool:
     """May create new projects: staff accounts (managers are made staff by `load_demo` and the ops guide)."""
     return user.is_authenticated and (user.is_staff or user.is_superuser)

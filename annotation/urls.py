@@ -26,7 +26,9 @@ urlpatterns = [
     path("projects/<slug:slug>/progress/", progress.progress, name="progress"),
     path("projects/<slug:slug>/hits/", progress.hit_list, name="hit_list"),
     path("projects/<slug:slug>/hits/build/", progress.hits_build, name="hits_build"),
+    path("projects/<slug:slug>/hits/ablation/", progress.hits_ablation, name="hits_ablation"),
     path("projects/<slug:slug>/hits/<uuid:hit_id>/", progress.hit_detail, name="hit_detail"),
+    path("projects/<slug:slug>/hits/<uuid:hit_id>/assistance/", progress.hit_assistance, name="hit_assistance"),
     path("projects/<slug:slug>/annotators/", progress.annotator_list, name="annotator_list"),
     # Quality control (managers), and the annotators' screening test.
     path("projects/<slug:slug>/quality/", quality.quality_dashboard, name="quality_dashboard"),

@@ -12,11 +12,12 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from ..models import Assignment, Hit, Task, Unit
+from ..models import Assignment, Assistance, Hit, Task, Unit
 from ..permissions import (assignments_visible_to, current_annotator, get_own_assignment, get_work_project,
                            hits_visible_to, labels_visible_to, managed_projects, units_visible_to)
 from ..serializers import AnswerSerializer, LabelSerializer, UnitDisplaySerializer
 from ..services.answers import ANSWER_FIELDS, InvalidAnswers, save_answers
+from ..services.assistance import AssistanceRefused, set_hit_assistance
 from ..services.assignment import (QUESTION_NAMES, MissingAnswers, WorkRefused, describe_unit, reserve_next_hit,
                                    return_assignment, submit_assignment)
 from ..services.progress import count_of
@@ -27,13 +28,21 @@ class HitSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     document_uid = serializers.CharField(source="document.uid", read_only=True)
     summary_model = serializers.CharField(source="summary.model", read_only=True, default=None)
-    assistance = serializers.CharField(source="effective_assistance", read_only=True)
+    assistance = serializers.CharField(source="effective_assistance", read_only=True,
+                                       help_text="The level this HIT shows: its own, or else its project's.")
+    assistance_override = serializers.CharField(source="assistance", read_only=True,
+                                                help_text="The HIT's own level; empty when it follows its project.")
     unit_count = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = Hit
         fields = ["id", "project", "task", "position", "document", "document_uid", "summary", "summary_model",
-                  "assistance", "unit_count", "created"]
+                  "assistance", "assistance_override", "unit_count", "created"]
+
+
+class HitAssistanceSerializer(serializers.Serializer):
+    assistance = serializers.ChoiceField(choices=[("", "The project's level"), *Assistance.choices],
+                                         allow_blank=True)
 
 
 class UnitSerializer(UnitDisplaySerializer):
@@ -122,6 +131,21 @@ class HitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             queryset = queryset.filter(task=task)
         return (queryset.annotate(unit_count=count_of(Unit.objects.all(), "hit"))
                 .order_by("project_id", "task", "position", "pk"))
+
+    @extend_schema(request=HitAssistanceSerializer, responses={200: HitSerializer})
+    @action(detail=True, methods=["post"])
+    def assistance(self, request, public_id=None):
+        """Managers: set the HIT's assistance level ('' = the project's) while nobody has started it."""
+        hit = self.get_object()
+        if not managed_projects(request.user).filter(pk=hit.project_id).exists():
+            return _problem("Only a manager of the project may change a HIT's assistance.", status.HTTP_403_FORBIDDEN)
+        data = HitAssistanceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            set_hit_assistance(hit=hit, level=data.validated_data["assistance"], user=request.user)
+        except AssistanceRefused as refusal:
+            return _problem(str(refusal), status.HTTP_409_CONFLICT)
+        return Response(HitSerializer(self.get_queryset().get(pk=hit.pk)).data)
 
 
 class UnitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

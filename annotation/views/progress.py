@@ -4,14 +4,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Avg, Exists, FloatField, OuterRef, Subquery
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from ..models import Annotator, Assignment, Hit, Label, Task, Unit
-from ..permissions import get_managed_project
+from ..models import Annotator, Assignment, Assistance, Hit, Label, Task, Unit
+from ..permissions import get_managed_hit, get_managed_project
 from ..services.assignment import describe_unit
+from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance, started_hits
 from ..services.hits import build_hits
 from ..services.progress import count_of, is_finished, task_progress
 
@@ -52,8 +54,11 @@ def hits_build(request, slug):
 @login_required
 @require_GET
 def hit_list(request, slug):
-    project = get_managed_project(request.user, slug)
-    task = request.GET.get("task", "")
+    return _hit_list_page(request, get_managed_project(request.user, slug))
+
+
+def _hit_list_page(request, project, status=200, **extra):
+    task = request.GET.get("task") or request.POST.get("task", "")
     hits = (Hit.objects.filter(project=project).select_related("document", "summary")
             .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
                       submitted=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED), "hit"),
@@ -64,7 +69,42 @@ def hit_list(request, slug):
         hits = hits.filter(task=task)
     page = Paginator(hits, 50).get_page(request.GET.get("page"))
     return render(request, "annotation/progress/hit_list.html",
-                  {"project": project, "page": page, "task": task, "tasks": Task.choices})
+                  {"project": project, "page": page, "task": task, "tasks": Task.choices,
+                   "levels": Assistance.choices, **extra}, status=status)
+
+
+@login_required
+@require_POST
+def hits_ablation(request, slug):
+    """Give an assistance level to a random share of a task's HITs nobody has started (paper 3.4's ablation)."""
+    project = get_managed_project(request.user, slug)
+    task, level = request.POST.get("task", ""), request.POST.get("assistance", "")
+    problems = []
+    if task not in Task.values:
+        problems.append(f"Choose a task ({', '.join(Task.values)}).")
+    try:
+        share = float(request.POST.get("share", ""))
+    except ValueError:
+        share = None
+        problems.append("The share is a percentage between 0 and 100.")
+    try:
+        seed = int(request.POST.get("seed") or 0)
+    except ValueError:
+        seed = None
+        problems.append("The seed is a whole number.")
+    if not problems:
+        try:
+            result = assign_ablation(project=project, task=task, level=level, share=share / 100, seed=seed,
+                                     user=request.user)
+        except AssistanceRefused as refusal:
+            problems.append(str(refusal))
+    if problems:
+        return _hit_list_page(request, project, status=400, ablation_error=" ".join(problems) + " Nothing was changed.")
+    level_name = Assistance(level).label if level else "the project's level"
+    messages.success(request, f"{Task(task).label}: {round(share / 100 * result.eligible)} of {result.eligible} "
+                              f"HITs not yet started now show {level_name.lower()}, the others the project's level "
+                              f"({result.changed} changed); {result.started} started HITs keep theirs.")
+    return redirect(f"{reverse('hit_list', args=[slug])}?task={task}")
 
 
 def _label_text(label, task: str) -> str:
@@ -83,9 +123,11 @@ def _label_text(label, task: str) -> str:
 @login_required
 @require_GET
 def hit_detail(request, slug, hit_id):
-    project = get_managed_project(request.user, slug)
-    hit = get_object_or_404(Hit.objects.select_related("document", "summary", "project"), project=project,
-                            public_id=hit_id)
+    return _hit_detail_page(request, get_managed_hit(request.user, slug, hit_id))
+
+
+def _hit_detail_page(request, hit, status=200, **extra):
+    project = hit.project
     units = list(hit.units.order_by("position"))
     assignments = list(hit.assignments.select_related("annotator").order_by("reserved_at", "pk"))
     labels = {(label.unit_id, label.assignment_id): label for label in Label.objects.filter(unit__hit=hit)}
@@ -94,7 +136,22 @@ def hit_detail(request, slug, hit_id):
                         if (unit.pk, assignment.pk) in labels else "") for assignment in assignments]}
             for unit in units]
     return render(request, "annotation/progress/hit_detail.html",
-                  {"project": project, "hit": hit, "assignments": assignments, "rows": rows})
+                  {"project": project, "hit": hit, "assignments": assignments, "rows": rows,
+                   "levels": Assistance.choices, "started": started_hits(Hit.objects.filter(pk=hit.pk)).exists(),
+                   **extra}, status=status)
+
+
+@login_required
+@require_POST
+def hit_assistance(request, slug, hit_id):
+    """Set one HIT's assistance level ('' = the project's) while nobody has started it."""
+    hit = get_managed_hit(request.user, slug, hit_id)
+    try:
+        set_hit_assistance(hit=hit, level=request.POST.get("assistance", ""), user=request.user)
+    except AssistanceRefused as refusal:
+        return _hit_detail_page(request, hit, status=400, assistance_error=str(refusal))
+    messages.success(request, "Assistance saved: the next annotator of this HIT sees the new level.")
+    return redirect("hit_detail", slug, hit_id)
 
 
 @login_required
