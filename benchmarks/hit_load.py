@@ -32,14 +32,16 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_BENCH = "postgres://postgres@127.0.0.1:5432/finegrain_hitload"
+# Redis as the cache, as in production (deploy/env.example): sessions and the rendered source text live there.
+CACHE_BENCH = "redis://127.0.0.1:6379/9"
 SENTENCES_PER_SUMMARY = 8
 # The set-up process and gunicorn must share the key: sessions carry a hash made with it.
-BENCH_ENV = {"DATABASE_URL": PG_BENCH, "SECRET_KEY": "hit-load-benchmark-only-" + "k" * 40, "DEBUG": "false",
-             "ALLOWED_HOSTS": "127.0.0.1", "LOG_LEVEL": "WARNING"}
+BENCH_ENV = {"DATABASE_URL": PG_BENCH, "CACHE_URL": CACHE_BENCH, "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1",
+             "SECRET_KEY": "hit-load-benchmark-only-" + "k" * 40, "LOG_LEVEL": "WARNING"}
 
 
 def django_setup(database_url: str):
-    os.environ["DATABASE_URL"] = database_url
+    os.environ["DATABASE_URL"], os.environ["CACHE_URL"] = database_url, CACHE_BENCH
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.pop("CELERY_BROKER_URL", None)
     import django
@@ -257,6 +259,9 @@ def main() -> None:
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS finegrain_hitload")
         conn.execute("CREATE DATABASE finegrain_hitload")
+    import redis
+
+    redis.Redis.from_url(CACHE_BENCH).flushdb()
     setup = child("prepare", str(args.annotators))
     print(f"set-up: {setup['words']} words, {setup['source_sentences']} source sentences, "
           f"{setup['summaries']} summaries x {SENTENCES_PER_SUMMARY} sentences, {args.annotators} annotators")

@@ -92,6 +92,9 @@ if CACHE_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Every annotator request reads the session: from Redis when there is one (written through to the database, so a
+# Redis restart logs nobody out), from the database otherwise.
+SESSION_ENGINE = f"django.contrib.sessions.backends.{'cached_db' if CACHE_URL else 'db'}"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

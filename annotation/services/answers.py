@@ -69,7 +69,7 @@ def _problems(errors) -> list[str]:
 
 
 def save_answers(*, assignment: Assignment, answers: dict[Unit, dict]) -> dict[int, Label]:
-    """Upsert the labels of `answers` (unit -> raw answers) for `assignment`; returns every label of the HIT.
+    """Upsert the labels of `answers` (unit -> raw answers) for `assignment`; returns them by unit id.
 
     The time on an item is clamped to the time since the reservation (and an hour) and never decreases.
     """
@@ -84,7 +84,8 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
     with transaction.atomic():
         locked = lock_open_assignment(assignment)
         hit = locked.hit
-        labels = {label.unit_id: label for label in locked.labels.all()}
+        # Only the answered units' labels: a page saves one item at a time, and a KA HIT has hundreds.
+        labels = {label.unit_id: label for label in locked.labels.filter(unit_id__in=[unit.pk for unit in answers])}
         valid: dict[Unit, dict] = {}
         errors: dict[str, list[str]] = {}
         for unit, data in answers.items():
