@@ -48,8 +48,13 @@ def sentences_digest(sentences: list[str]) -> str:
     return hashlib.sha256("\x1e".join(sentences).encode("utf-8")).hexdigest()
 
 
-def document_vectors(document: Document, source: list[str], report: StepReport) -> np.ndarray:
-    """The document's sentence embeddings: from the database when current, else computed once and stored."""
+def document_vectors(document: Document, source: list[str], report: StepReport, *, targets: list[str] = (),
+                     known: dict | None = None) -> np.ndarray:
+    """The document's sentence embeddings: from the database when current, else computed once and stored.
+
+    When they must be computed, `targets` (texts the run will map) are embedded in the same call and put in
+    `known`: one call fills the model's batches better than two (benchmarks/mapping_bench.py).
+    """
     identity = embeddings.model_identity(backend_model_path())
     digest = sentences_digest(source)
     stored = DocumentEmbedding.objects.filter(
@@ -57,7 +62,11 @@ def document_vectors(document: Document, source: list[str], report: StepReport) 
     ).first()
     if stored is not None and stored.sentences_sha256 == digest:
         return stored.matrix()
-    vectors = embeddings.encode(source, model_path=backend_model_path())
+    known = {} if known is None else known
+    extra = [text for text in dict.fromkeys(targets) if text not in known]
+    encoded = embeddings.encode(source + extra, model_path=backend_model_path())
+    vectors = encoded[:len(source)]
+    known.update(zip(extra, encoded[len(source):]))
     DocumentEmbedding.objects.update_or_create(
         document=document, model_name=identity.name, model_version=identity.version,
         defaults={"sentences_sha256": digest, "dim": vectors.shape[1], "vectors": vectors.tobytes()},
@@ -72,11 +81,14 @@ def backend_model_path() -> str | None:
     return backend_config().embedding_model or None
 
 
-def map_document(document: Document, report: StepReport, vectors: dict) -> None:
-    """Rank source sentences for every summary sentence and key-fact whose mapping is missing or stale."""
+def _current_mapping(document: Document) -> dict:
     identity = embeddings.model_identity(backend_model_path())
-    fraction = document.project.highlight_fraction
-    current = dict(model_name=identity.name, model_version=identity.version, fraction=fraction)
+    return dict(model_name=identity.name, model_version=identity.version, fraction=document.project.highlight_fraction)
+
+
+def unmapped_targets(document: Document) -> tuple[list[SummarySentence], list[KeyFact]]:
+    """The summary sentences and key-facts whose mapping is missing or stale."""
+    current = _current_mapping(document)
     sentences = list(SummarySentence.objects.filter(summary__document=document).exclude(
         pk__in=ContextualMapping.objects.filter(summary_sentence__summary__document=document, **current)
         .values("summary_sentence_id")
@@ -84,6 +96,14 @@ def map_document(document: Document, report: StepReport, vectors: dict) -> None:
     keyfacts = list(document.keyfacts.exclude(
         pk__in=ContextualMapping.objects.filter(keyfact__document=document, **current).values("keyfact_id")
     ))
+    return sentences, keyfacts
+
+
+def map_document(document: Document, report: StepReport, vectors: dict) -> None:
+    """Rank source sentences for every summary sentence and key-fact whose mapping is missing or stale."""
+    current = _current_mapping(document)
+    fraction = current["fraction"]
+    sentences, keyfacts = unmapped_targets(document)
     if not sentences and not keyfacts:
         return
     source_vectors = vectors["source"]
@@ -214,7 +234,10 @@ def assist_document(document: Document, steps: tuple[str, ...] = STEPS, backend:
     backend = backend or get_backend()
     needs_vectors = "mapping" in steps or isinstance(backend, OfflineSimilarityBackend)
     if needs_vectors:
-        vectors["source"] = document_vectors(document, source, report)
+        sentences, keyfacts = unmapped_targets(document) if "mapping" in steps else ([], [])
+        vectors["source"] = document_vectors(document, source, report,
+                                             targets=[target.text for target in [*sentences, *keyfacts]],
+                                             known=vectors.setdefault("targets", {}))
     # Key-facts first: new candidates then get their mappings in the same run.
     if "keyfacts" in steps:
         generate_document_keyfacts(document, backend, report, vectors)
