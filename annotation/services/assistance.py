@@ -28,6 +28,7 @@ class AssistanceRefused(Exception):
 
 @dataclass
 class AblationResult:
+    chosen: int  # HITs that now show the level.
     changed: int
     started: int  # HITs left as they were because somebody works or worked on them.
     eligible: int
@@ -80,7 +81,7 @@ def assign_ablation(*, project: Project, task: str, level: str, share: float, se
     hits = Hit.objects.select_for_update().filter(project=project, task=task)
     started = set(started_hits(Hit.objects.filter(project=project, task=task)).values_list("pk", flat=True))
     eligible = [pk for pk in hits.order_by("position", "pk").values_list("pk", flat=True) if pk not in started]
-    chosen = set(random.Random(seed).sample(eligible, round(share * len(eligible))))
+    chosen = set(random.Random(seed).sample(eligible, int(share * len(eligible) + 0.5)))  # Half rounds up.
     changed = Hit.objects.filter(pk__in=chosen).exclude(assistance=level).update(assistance=level)
     changed += (Hit.objects.filter(pk__in=set(eligible) - chosen).exclude(assistance=PROJECT_LEVEL)
                 .update(assistance=PROJECT_LEVEL))
@@ -88,4 +89,4 @@ def assign_ablation(*, project: Project, task: str, level: str, share: float, se
                                                        "share": share, "seed": seed, "chosen": len(chosen),
                                                        "started": len(started),
                                                        "user": getattr(user, "username", None)})
-    return AblationResult(changed=changed, started=len(started), eligible=len(eligible))
+    return AblationResult(chosen=len(chosen), changed=changed, started=len(started), eligible=len(eligible))

@@ -100,9 +100,9 @@ def hits_ablation(request, slug):
             problems.append(str(refusal))
     if problems:
         return _hit_list_page(request, project, status=400, ablation_error=" ".join(problems) + " Nothing was changed.")
-    level_name = Assistance(level).label if level else "the project's level"
-    messages.success(request, f"{Task(task).label}: {round(share / 100 * result.eligible)} of {result.eligible} "
-                              f"HITs not yet started now show {level_name.lower()}, the others the project's level "
+    level_name = f"“{Assistance(level).label}”" if level else "the project's level"
+    messages.success(request, f"{Task(task).label}: {result.chosen} of {result.eligible} "
+                              f"HITs not yet started now show {level_name}, the others the project's level "
                               f"({result.changed} changed); {result.started} started HITs keep theirs.")
     return redirect(f"{reverse('hit_list', args=[slug])}?task={task}")
 

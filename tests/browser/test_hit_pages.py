@@ -294,3 +294,32 @@ def test_the_page_submits_without_javascript(chromium, live_server, work):
     assert fv.status == "submitted"
     assert [(label.has_error, label.error_types) for label in fv.labels.order_by("unit__position")] == [
         (False, []), (True, ["entity"]), (False, [])]
+
+
+def test_a_manager_sets_a_hits_assistance_and_the_annotator_sees_that_level(watched, live_server, work):
+    page, events = watched
+    log_in_by_keyboard(page, live_server, "manny")
+    page.goto(f"{live_server.url}/projects/lib/hits/?task=fv")
+    with page.expect_navigation():
+        page.click("table.grid a")
+    page.select_option("select[name=assistance]", "highlights")
+    with page.expect_navigation():
+        page.click("form.card button[type=submit]")
+    assert "Assistance saved" in page.inner_text("body")
+    assert page.input_value("select[name=assistance]") == "highlights"
+    screenshot(page, "hit-detail-assistance.png")
+    page.goto(f"{live_server.url}/projects/lib/hits/")
+    assert "Highlights only" in page.inner_text("table.grid")
+    screenshot(page, "hit-list-ablation.png")
+
+    # The annotator now sees the highlights but neither the AI's judgment nor the question about it.
+    page.context.clear_cookies()  # Log out.
+    log_in_by_keyboard(page, live_server, "annie")
+    tab_to(page, "Start next fact verification HIT")
+    with page.expect_navigation():
+        press(page, "Enter")
+    page.wait_for_selector("#item-0.current")
+    assert page.locator(".ai-judgment").count() == 0
+    assert page.locator("[name=u0-ai_right]").count() == 0
+    assert page.locator("#source .hl").count() > 0
+    assert events == {"dialogs": [], "errors": [], "failed": []}
