@@ -230,3 +230,26 @@ def parse_paraphrase(text: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ParseError("The answer has no paraphrase")
     return " ".join(value.strip().strip("\"'").split())
+
+
+MAX_REASON_CHARS = 400  # "One short sentence": anything longer is an essay the page would show as a wall of text.
+
+
+def parse_reason(text: str) -> str:
+    """The explanation, from `{"reason": ...}` or, failing that, a one-line plain answer; see
+    assist.prompts.judgment_reason_messages."""
+    try:
+        value = extract_json(text)
+    except ParseError:
+        value = None
+    if isinstance(value, dict):
+        value = value.get("reason", value.get("explanation"))
+    elif value is None:
+        plain = strip_code_fences(text)
+        value = plain if plain and "\n" not in plain and not plain.startswith(("{", "[")) else None
+    if not isinstance(value, str) or not value.strip():
+        raise ParseError("The answer has no reason")
+    reason = " ".join(value.strip().strip("\"'").split())
+    if len(reason) > MAX_REASON_CHARS:
+        raise ParseError(f"The reason is longer than one short sentence ({len(reason)} characters)")
+    return reason

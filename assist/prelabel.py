@@ -18,8 +18,8 @@ from typing import Any, Protocol, TypeVar
 
 from assist.config import backend_config
 from assist.llm.base import ChatBackend, RetryPolicy, SentenceLabeler, complete_with_retries
-from assist.parsing import SentenceJudgement, parse_fact_check
-from assist.prompts import FACT_CHECK_VERSION, fact_check_messages
+from assist.parsing import CATEGORY_LABELS, SentenceJudgement, parse_fact_check, parse_reason
+from assist.prompts import FACT_CHECK_VERSION, JUDGMENT_REASON_VERSION, fact_check_messages, judgment_reason_messages
 
 logger = logging.getLogger(__name__)
 
@@ -275,3 +275,58 @@ def prelabel_many(
         )
 
     return run_concurrently(run, jobs, concurrency=concurrency, on_done=on_done)
+
+
+# --- A reason for a judgment made elsewhere (the platform-set AI judgment of an FV attention check).
+
+
+@dataclass(frozen=True)
+class ReasonJob:
+    source_sentences: Sequence[str]
+    sentence: str
+    category: str  # One of assist.parsing.CATEGORIES: the judgment to explain, already decided.
+
+
+def reasons_for_judgments(
+    backend: ChatBackend,
+    jobs: Sequence[ReasonJob],
+    *,
+    max_retries: int | None = None,
+    cache: ResponseCache | None = None,
+    concurrency: int | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[str]:
+    """The backend's one-sentence reason for each job's judgment, worded as its pre-label reasons are; "" where it
+    failed after its retries (the caller has a fallback). Raises NotSupported for a backend without a language model.
+
+    Cache reads and writes stay in the calling thread (a database cache must not be used from worker threads);
+    only the requests run on FINEGRAIN_LLM_CONCURRENCY threads.
+    """
+    config = backend_config()
+    max_retries = config.llm_max_retries if max_retries is None else max_retries
+    concurrency = config.llm_concurrency if concurrency is None else concurrency
+    messages = [judgment_reason_messages(list(job.source_sentences), job.sentence, CATEGORY_LABELS[job.category])
+                for job in jobs]
+    keys = [cache_key(backend.name, backend.model, JUDGMENT_REASON_VERSION, m) for m in messages]
+    reasons = [""] * len(jobs)
+    missing = []
+    for position, key in enumerate(keys):
+        hit = safe_cache_get(cache, key)
+        try:
+            reasons[position] = parse_reason(hit["text"]) if hit is not None else ""
+        except Exception:  # Stale or foreign entry: ask again.
+            reasons[position] = ""
+        if not reasons[position]:
+            missing.append(position)
+    policy = RetryPolicy(max_retries=max_retries, sleep=sleep)
+
+    def ask(position: int):
+        return complete_with_retries(backend, messages[position], parse_reason, policy=policy, max_tokens=200)
+
+    for position, outcome in zip(missing, run_concurrently(ask, missing, concurrency=concurrency)):
+        if outcome.ok:
+            reasons[position] = outcome.value
+            safe_cache_set(cache, keys[position], {"text": outcome.completion.text, "model": outcome.completion.model})
+        else:
+            logger.warning("No reason from %r for a %s judgment: %s", backend, jobs[position].category, outcome.error)
+    return reasons

@@ -14,6 +14,7 @@ FACT_CHECK_VERSION = "fact-check/v1"
 KEYFACT_GENERATE_VERSION = "keyfact-generate/v1"
 KEYFACT_VOTE_VERSION = "keyfact-vote/v1"
 PARAPHRASE_VERSION = "keyfact-paraphrase/v1"
+JUDGMENT_REASON_VERSION = "judgment-reason/v1"
 
 MAX_KEYFACTS = 20  # Paper B.3: up to 20 candidates per document.
 
@@ -117,4 +118,29 @@ add nothing, leave nothing out. Use different wording and word order from the st
 Answer with JSON only: {{"paraphrase": "your sentence"}}
 
 Statement: {" ".join(keyfact.split())}"""
+    return [{"role": "user", "content": prompt}]
+
+
+def judgment_reason_messages(source_sentences: Sequence[str], sentence: str, category_label: str) -> list[Message]:
+    """Ask for the one-sentence reason behind a category that is already decided (the AI judgment of an FV
+    attention check, paper G.3: the platform sets the category; the reason must read like the pre-labels' reasons,
+    which `fact_check_messages` asks for)."""
+    prompt = f"""\
+A summary sentence has been compared with the document it summarises, using only the document as evidence, and \
+given one of these five categories:
+{CATEGORY_GUIDE}
+
+The sentence below was given the category "{category_label}". That category is settled: do not judge the sentence \
+again. Write the reason that goes with it, as it would be shown to a reader next to the category.
+
+The reason is one short sentence. It relies only on the document, never on outside knowledge, and names the \
+document sentence it rests on by its number (S1, S2, ...). For an error, it says what is wrong. It does not repeat \
+the category's name and does not mention these instructions.
+
+Answer with JSON only: {{"reason": "your sentence"}}
+
+Document, one numbered sentence per line:
+{numbered(source_sentences, "S")}
+
+Summary sentence: {" ".join(sentence.split())}"""
     return [{"role": "user", "content": prompt}]

@@ -32,6 +32,12 @@ ROWS = {
     "test_crowd_sync_and_outbox_survive_postgres_and_redis_restarts": (
         "faults (c) and (d): private PostgreSQL restarted mid-sync_crowd; private Redis restarted twice with the "
         "outbox queued (MTurk via botocore Stubber)", None),
+    "test_publishing_through_a_worker_creates_every_hit_once_across_redis_restarts": (
+        "fault (e): `publish` through a real Celery worker (crowd queue, 2 processes); private Redis restarted twice "
+        "mid-publishing, 2 MTurk answers lost (MTurk on loopback)",
+        ["hits", "redis_restarts", "messages_lost_by_restarts", "answers_lost", "create_hit_calls",
+         "repeated_tokens_answered_existing", "requeued_by_drains", "hits_on_provider", "crowd_hits_with_remote_id",
+         "lost", "duplicates", "batch_status"]),
     "test_it_imports_fuzzed_files_or_refuses_them_with_messages_and_writes_nothing": (
         "fuzz: hypothesis JSONL/CSV files (random types, unicode, huge/empty fields, broken UTF-8) into import_dataset",
         ["inputs_tried", "imported", "refused", "other_exceptions", "partial_writes"]),
@@ -62,14 +68,19 @@ How to read it:
   hasher): 50 PBKDF2 log-ins at ~1 s each would use the whole time budget. Everything else is production code.
 - Fault (b): the whole-worker kill relies on Redis redelivering the unacknowledged message after the transport's
   `visibility_timeout`; the test's workers use 30 s (`app.conf.broker_transport_options` on their command line),
-  production keeps kombu's one hour (see deploy/OPERATIONS.md). The pool-process kill is redelivered at once
-  (`reject_on_worker_lost`).
+  production uses `CELERY_VISIBILITY_TIMEOUT`, 6 hours by default (see deploy/OPERATIONS.md). The pool-process kill
+  is redelivered at once (`reject_on_worker_lost`).
 - Fault (c) restarts a private PostgreSQL 15 cluster (`pg_ctl -m immediate`) right after MTurk (botocore Stubber)
   approved the 2nd of 3 assignments in `sync_project`'s outbox step; the re-run recognises the approval via
   `get_assignment` and writes the ledger once. Fault (d) restarts a private redis-server (no persistence) twice
   while `drain_outbox`'s messages are queued; the queued messages are consumed by the test in-process (the body of
   the `execute_decision` task, so the Stubber-backed provider can be injected), not by a Celery worker process.
-  Publishing itself makes no broker call, so (d) covers the outbox, not `publish_batch`.
+- Fault (e): `publish --no-wait` writes one row per HIT and queues one `publish_hit` task each on a private Redis; a
+  real Celery worker (`tests/worker.py`) creates the HITs on a fake MTurk on loopback (`tests/crowd/mturk_server.py`,
+  reached through `FINEGRAIN_MTURK_SANDBOX_ENDPOINT`: the Stubber cannot reach into another process), which honours
+  UniqueRequestToken. Redis is killed and restarted twice while HITs are being created; the test then runs
+  `drain_publishing` (what beat runs) every 3 s instead of 15 minutes. "lost"/"duplicates" compare the provider's
+  HITs with the recorded remote ids, through the token each HIT carries.
 """
 
 

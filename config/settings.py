@@ -204,10 +204,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {"assist.tasks.*": {"queue": "assist"}, "annotation.crowd.*": {"queue": "crowd"}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Redis hands an unacknowledged task to another worker after this many seconds, even while the first one still runs
+# it (acks_late). It must exceed the longest task, countdowns included (crowd retries wait up to 600 s): at worst an
+# LLM call takes ~19 min (4 attempts x FINEGRAIN_LLM_TIMEOUT + 3 Retry-After waits of up to 300 s), and one assist
+# document makes 3 rounds of pre-label calls, 1 generation call and 1 call per voter: over 2 hours with 3 voters.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)}
 # `celery -A config beat` runs these; expired HIT reservations also return to the pool lazily.
 CELERY_BEAT_SCHEDULE = {
     "release-expired-reservations": {"task": "annotation.tasks.release_expired", "schedule": 60.0},
     "crowd-drain-outbox": {"task": "annotation.crowd.drain_outbox", "schedule": 300.0},
+    "crowd-drain-publishing": {"task": "annotation.crowd.drain_publishing", "schedule": 300.0},
 }
 
 # --- The protocol and its limits
@@ -273,13 +279,24 @@ FINEGRAIN_MTURK_MAX_ATTEMPTS = envint("FINEGRAIN_MTURK_MAX_ATTEMPTS", 5)
 FINEGRAIN_MTURK_SUBMIT_ORIGINS = envlist("FINEGRAIN_MTURK_SUBMIT_ORIGINS",
                                          ["https://www.mturk.com", "https://workersandbox.mturk.com"])
 FINEGRAIN_MTURK_FRAME_HEIGHT = envint("FINEGRAIN_MTURK_FRAME_HEIGHT", 0)
+# Origins allowed to frame the MTurk HIT pages besides MTurk's two worker sites (CSP frame-ancestors). Empty in
+# production; a test's loopback stand-in for MTurk's worker site is listed here, never a wildcard.
+FINEGRAIN_MTURK_EXTRA_FRAME_ANCESTORS = envlist("FINEGRAIN_MTURK_EXTRA_FRAME_ANCESTORS", [])
 FINEGRAIN_MTURK_AUTO_APPROVAL_HOURS = envint("FINEGRAIN_MTURK_AUTO_APPROVAL_HOURS", 72)
 FINEGRAIN_HIT_LIFETIME_HOURS = envint("FINEGRAIN_HIT_LIFETIME_HOURS", 7 * 24)
+# A HIT still unpublished this long after its task was queued is queued again by beat (the message was lost).
+FINEGRAIN_PUBLISH_REQUEUE_SECONDS = envint("FINEGRAIN_PUBLISH_REQUEUE_SECONDS", 900)
 # Expected work per unit, used for the reward (project wage x time) and the cost estimate.
 FINEGRAIN_SECONDS_PER_UNIT = envint("FINEGRAIN_SECONDS_PER_UNIT", 30)
 FINEGRAIN_PROLIFIC_API_URL = env("FINEGRAIN_PROLIFIC_API_URL", "https://api.prolific.com")
 FINEGRAIN_PROLIFIC_TOKEN = env("FINEGRAIN_PROLIFIC_TOKEN")
 FINEGRAIN_PROLIFIC_PROJECT_ID = env("FINEGRAIN_PROLIFIC_PROJECT_ID")
+# Participant groups (the blocklist) belong to a workspace, not a project (docs.prolific.com, "Create a new
+# participant group within a workspace": name plus workspace_id or organisation_id).
+FINEGRAIN_PROLIFIC_WORKSPACE_ID = env("FINEGRAIN_PROLIFIC_WORKSPACE_ID")
+# Prolific's service fee, the same on rewards and bonuses: "~33.33% ... + VAT where applicable" (Prolific researcher
+# help centre, "How to resolve an underpaying study with bonus payments"). VAT is not in the default; an account
+# that pays it sets the rate with VAT included.
 FINEGRAIN_PROLIFIC_FEE_RATE = env("FINEGRAIN_PROLIFIC_FEE_RATE", "0.333")
 FINEGRAIN_CROWD_TIMEOUT = envfloat("FINEGRAIN_CROWD_TIMEOUT", 30.0)
 FINEGRAIN_LINK_MAX_AGE_DAYS = envint("FINEGRAIN_LINK_MAX_AGE_DAYS", 30)

@@ -21,8 +21,9 @@ def database_url() -> str:
 
 
 @contextmanager
-def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1):
-    env = dict(os.environ, DATABASE_URL=database_url(), CELERY_BROKER_URL=settings.CELERY_BROKER_URL)
+def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1, env: dict | None = None):
+    """`env`: more variables for the worker, e.g. a crowd provider's endpoint on loopback."""
+    env = dict(os.environ, DATABASE_URL=database_url(), CELERY_BROKER_URL=settings.CELERY_BROKER_URL, **(env or {}))
     # The log goes to a file, not a pipe nobody reads: a full pipe would block the worker mid-task.
     log = tempfile.NamedTemporaryFile("w+", prefix="celery-worker-", suffix=".log")
     process = subprocess.Popen(

@@ -133,7 +133,9 @@ class CrowdProvider:
     def list_submissions(self, batch) -> list[RemoteSubmission]:
         raise NotImplementedError
 
-    def approve(self, claim, feedback: str) -> dict:
+    def approve(self, claim, feedback: str, *, reverse_rejection: bool = False) -> dict:
+        """Approve and pay the reward. `reverse_rejection`: a rejection of ours may stand on the provider (a manager
+        overturned a failed grade after the reject was sent); if it does, it is reversed and the work approved."""
         raise NotImplementedError
 
     def reject(self, claim, feedback: str) -> dict:
@@ -145,10 +147,12 @@ class CrowdProvider:
         crash between two provider calls never leads to a second payment. The answer may carry "fees"."""
         raise NotImplementedError
 
-    def block(self, *, worker_id: str, reason: str) -> dict:
+    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
+        """Stop the worker from taking the project's HITs (`project`: None for a provider-wide block)."""
         raise NotImplementedError
 
-    def unblock(self, *, worker_id: str, reason: str) -> dict:
+    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
+        """Lift what `block` did; lifting a block that is not there succeeds."""
         raise NotImplementedError
 
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:

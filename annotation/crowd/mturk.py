@@ -222,6 +222,12 @@ class MTurkProvider(CrowdProvider):
 
     def publish_hit(self, batch, crowd_hit: CrowdHit, url: str) -> str:
         question = mturk_xml.external_question(url, settings.FINEGRAIN_MTURK_FRAME_HEIGHT)
+        # MTurk honours a UniqueRequestToken for 24 hours: a HIT tried before, possibly that long ago, is looked up
+        # first (RequesterAnnotation carries the token), or a late retry would create it a second time.
+        if crowd_hit.attempts and batch.created < timezone.now() - timedelta(hours=23):
+            found = self._find_hit(crowd_hit.request_token)
+            if found:
+                return found
         try:
             return self.call("create_hit_with_hit_type", HITTypeId=batch.external_id,
                              MaxAssignments=batch.assignments_per_hit,
@@ -277,10 +283,28 @@ class MTurkProvider(CrowdProvider):
             return False
         return response["Assignment"]["AssignmentStatus"] == status
 
-    def approve(self, claim, feedback: str) -> dict:
+    def _status(self, assignment_id: str) -> str | None:
+        """MTurk's AssignmentStatus (Submitted, Approved, Rejected); None when MTurk refuses to say."""
         try:
-            return self.call("approve_assignment", AssignmentId=claim.external_assignment_id,
-                             RequesterFeedback=feedback[:1024])
+            return self.call("get_assignment", AssignmentId=assignment_id)["Assignment"]["AssignmentStatus"]
+        except TransientError:
+            raise
+        except ProviderError:
+            return None
+
+    def approve(self, claim, feedback: str, *, reverse_rejection: bool = False) -> dict:
+        params = {"AssignmentId": claim.external_assignment_id, "RequesterFeedback": feedback[:1024]}
+        if reverse_rejection:
+            status = self._status(claim.external_assignment_id)
+            if status == "Approved":
+                raise AlreadyDone({"AssignmentStatus": "Approved"})
+            if status != "Submitted":
+                # ApproveAssignment overrides our rejection with OverrideRejection, for work submitted within the
+                # last 30 days whose HIT still exists (MTurk API reference, ApproveAssignment).
+                params["OverrideRejection"] = True
+        try:
+            response = self.call("approve_assignment", **params)
+            return {**response, "overrode_rejection": True} if "OverrideRejection" in params else response
         except ProviderError as error:
             if not isinstance(error, TransientError) and self._status_is(claim.external_assignment_id, "Approved"):
                 raise AlreadyDone({"AssignmentStatus": "Approved"}) from error
@@ -307,14 +331,15 @@ class MTurkProvider(CrowdProvider):
                 raise AlreadyDone({"message": str(error)}) from error
             raise
 
-    def block(self, *, worker_id: str, reason: str) -> dict:
+    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
         self.call("create_worker_block", WorkerId=worker_id, Reason=reason)
         # The block stops the worker on all our HITs; the DoesNotExist qualification hides them as well.
         self.call("associate_qualification_with_worker", QualificationTypeId=self.block_qualification(),
                   WorkerId=worker_id, IntegerValue=1, SendNotification=False)
         return {"blocked": worker_id}
 
-    def unblock(self, *, worker_id: str, reason: str) -> dict:
+    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
+        # DeleteWorkerBlock succeeds when the worker is not blocked (MTurk API reference), so a retry is safe.
         self.call("delete_worker_block", WorkerId=worker_id, Reason=reason)
         self.call("disassociate_qualification_from_worker", QualificationTypeId=self.block_qualification(),
                   WorkerId=worker_id, Reason=reason)

@@ -4,13 +4,18 @@ The quality policy (or a manager) writes a Decision with a deterministic idempot
 claims it with a conditional UPDATE (one executor per attempt, no transaction held across the provider call),
 calls the provider, and records the outcome and the money in the ledger. "Already done" answers count as
 success; a transient failure leaves it pending for the Celery task's retry; anything else fails it for a person.
+
+A manager may overturn a grade after its decision was carried out. Failed to passed: a rejection still pending is
+withdrawn by the policy and never sent; one already sent is reversed by the approval (MTurk's OverrideRejection,
+Prolific's UNREJECT). Passed to failed: an approval cannot be taken back on either platform, so the rejection is
+withdrawn here with the reason. A reward enters the ledger once per provider assignment, whatever approves it.
 """
 
 import logging
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from ..models import Annotator, CrowdClaim, Decision, LedgerEntry, Project, Provider
@@ -49,6 +54,26 @@ def _checkpoint(decision: Decision):
     return save
 
 
+def _rejection_sent(decision: Decision) -> bool:
+    """Whether a rejection of this decision's assignment reached the provider, or may have: carried out, or
+    attempted (withdrawn by an override while its provider call was under way, or failed in an unknown state)."""
+    return decision.assignment_id is not None and Decision.objects.filter(
+        assignment_id=decision.assignment_id, kind=Decision.Kind.REJECT).filter(
+        Q(status=Decision.Status.DONE) | Q(attempts__gt=0)).exclude(pk=decision.pk).exists()
+
+
+def _approved_before(decision: Decision) -> bool:
+    return decision.assignment_id is not None and Decision.objects.filter(
+        assignment_id=decision.assignment_id, kind=Decision.Kind.APPROVE, status=Decision.Status.DONE).exists()
+
+
+def _block_outstanding(unblock: Decision) -> bool:
+    """Whether a block of the same worker, decided before this unblock, is still to be carried out (the drain
+    task comes back to the unblock later)."""
+    return Decision.objects.filter(annotator_id=unblock.annotator_id, kind=Decision.Kind.BLOCK,
+                                   status=Decision.Status.PENDING, pk__lt=unblock.pk).exists()
+
+
 def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
     kind = decision.kind
     if provider is None:
@@ -59,7 +84,9 @@ def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
                 return {"local": True}
             raise ProviderError("No provider assignment is recorded for this decision's assignment.")
         feedback = decision.reason or ("Thank you for your careful work." if kind == Decision.Kind.APPROVE else "")
-        return (provider.approve if kind == Decision.Kind.APPROVE else provider.reject)(claim, feedback)
+        if kind == Decision.Kind.APPROVE:
+            return provider.approve(claim, feedback, reverse_rejection=_rejection_sent(decision))
+        return provider.reject(claim, feedback)
     if kind == Decision.Kind.BONUS:
         if decision.annotator.provider == Provider.LINK:
             return {"local": True}
@@ -72,7 +99,9 @@ def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
     if decision.annotator.provider == Provider.LINK:
         return {"local": True}
     method = provider.block if kind == Decision.Kind.BLOCK else provider.unblock
-    return method(worker_id=decision.annotator.external_id, reason=decision.reason or "Repeated failed checks")
+    # The project names the blocklist on Prolific (one participant group per project); MTurk blocks per requester.
+    return method(worker_id=decision.annotator.external_id, reason=decision.reason or "Repeated failed checks",
+                  project=decision.project)
 
 
 def _record(decision: Decision, claim: CrowdClaim | None, provider, response: dict) -> None:
@@ -85,7 +114,9 @@ def _record(decision: Decision, claim: CrowdClaim | None, provider, response: di
         return
     batch = claim.batch if claim is not None else None
     entries = []
-    if decision.kind == Decision.Kind.APPROVE and batch is not None:
+    if decision.kind == Decision.Kind.APPROVE and batch is not None and not LedgerEntry.objects.filter(
+            kind=LedgerEntry.Kind.REWARD, provider=provider.name, external_ref=claim.external_assignment_id).exclude(
+            decision=decision).exists():  # another approval of this assignment (a manager's, a repeat) paid it
         rate = provider.fee_rate(batch.assignments_per_hit)
         entries = [(LedgerEntry.Kind.REWARD, batch.reward_usd), (LedgerEntry.Kind.REWARD_FEE,
                                                                   usd(batch.reward_usd * rate))]
@@ -119,6 +150,12 @@ def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
             return _finish(decision, Decision.Status.FAILED,
                            error="The provider names another worker for this assignment; a person must check.")
         return Decision.Status.PENDING
+    if decision.kind == Decision.Kind.REJECT and claim is not None and _approved_before(decision):
+        return _finish(decision, Decision.Status.CANCELLED,
+                       error=f"This assignment was approved and paid on {claim.provider} before; neither MTurk nor "
+                             "Prolific can take an approval back. The failed grade still keeps its labels out.")
+    if decision.kind == Decision.Kind.UNBLOCK and _block_outstanding(decision):
+        return Decision.Status.PENDING  # lifted after the block it lifts, or the block would land last
     # Claim this attempt: if another executor got here first, the UPDATE matches nothing.
     claimed = Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
                                       attempts=decision.attempts).update(attempts=F("attempts") + 1)

@@ -7,6 +7,7 @@ way), so our pages are never framed by Prolific. Bonuses are created, then paid:
 repeated: it fails the decision for a person to check.
 """
 
+from collections import defaultdict
 from decimal import Decimal
 from urllib.parse import urlsplit
 
@@ -22,6 +23,8 @@ REJECTION_CATEGORIES = {"TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INC
                         "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE", "NO_DATA", "UNSUPP_DEVICE", "OTHER"}
 SUBMITTED = {"AWAITING REVIEW", "APPROVED", "REJECTED"}
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+# "A broadcast can go to as many people as a bulk message, 4,000 by default" (docs.prolific.com, "Send a broadcast").
+BULK_MESSAGE_LIMIT = 4000
 URL_PARAMETERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
@@ -79,9 +82,15 @@ class ProlificProvider(CrowdProvider):
         return external_id
 
     def blocklist_group(self, project) -> str:
+        # A participant group lives in a workspace: POST /api/v1/participant-groups/ takes name and workspace_id (or
+        # organisation_id), not a project (docs.prolific.com, "Create a new participant group within a workspace").
+        if not settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID:
+            raise ProviderError("FINEGRAIN_PROLIFIC_WORKSPACE_ID is not set: the blocklist group needs a workspace.",
+                                code="configuration")
         return self._resource(f"blocklist:{project.slug}", lambda: self.call(
-            "POST", "/api/v1/participant-groups/", {"project_id": settings.FINEGRAIN_PROLIFIC_PROJECT_ID,
-                                                    "name": f"finegrain blocked ({project.slug})"})["id"])
+            "POST", "/api/v1/participant-groups/", {
+                "name": f"finegrain blocked ({project.slug})", "workspace_id": settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID,
+                "description": "Participants blocked after repeated failed attention checks."})["id"])
 
     def describe(self, plan) -> list[str]:
         places = len(plan.items) * plan.assignments_per_hit
@@ -107,6 +116,8 @@ class ProlificProvider(CrowdProvider):
             "maximum_allowed_time": batch.project.reservation_minutes,
             "reward": int(batch.reward_usd * 100),
             "device_compatibility": ["desktop"],
+            # The filter that keeps a participant group out, its group ids in selected_values (prolific-oss/skills,
+            # find-audience/references/cli.md; docs.prolific.com, "Participant Groups", names the blocklist filter).
             "filters": [{"filter_id": "participant_group_blocklist", "selected_values": [group]}],
             "project": settings.FINEGRAIN_PROLIFIC_PROJECT_ID,
         }
@@ -148,8 +159,30 @@ class ProlificProvider(CrowdProvider):
                 raise AlreadyDone({"status": done_status}) from error
             raise
 
-    def approve(self, claim, feedback: str) -> dict:
-        return self._transition(claim, {"action": "APPROVE"}, "APPROVED")
+    def approve(self, claim, feedback: str, *, reverse_rejection: bool = False) -> dict:
+        path = f"/api/v1/submissions/{claim.external_assignment_id}/"
+        reversed_rejection = False
+        if reverse_rejection:
+            status = self.call("GET", path).get("status")
+            if status == "APPROVED":
+                raise AlreadyDone({"status": status})
+            if status == "REJECTED":
+                # A rejection is reversed, which puts the submission back to AWAITING REVIEW, then approved
+                # (researcher help centre, "How do I reverse a rejection?": it needs enough funds to approve). The
+                # UNREJECT transition comes from the prolific-oss CLI (cmd/submission/transition.go), not from an API
+                # reference page; if Prolific refuses it, a person reverses the rejection in the web app.
+                try:
+                    self.call("POST", f"{path}transition/", {"action": "UNREJECT"})
+                except TransientError:
+                    raise
+                except ProviderError as error:
+                    raise ProviderError(
+                        f"Prolific refused to reverse the rejection ({error}). Reverse it in Prolific's web app "
+                        "(rejected submissions, reverse arrow), then approve it there.",
+                        code="rejection_not_reversed") from error
+                reversed_rejection = True
+        response = self._transition(claim, {"action": "APPROVE"}, "APPROVED")
+        return {**response, "reversed_rejection": True} if reversed_rejection else response
 
     def reject(self, claim, feedback: str, category: str = "FAILED_CHECK") -> dict:
         if category not in REJECTION_CATEGORIES:
@@ -196,9 +229,25 @@ class ProlificProvider(CrowdProvider):
         return self.blocklist_group(project)
 
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:
-        for worker_id in worker_ids:
-            self.call("POST", "/api/v1/messages/", {"recipient_id": worker_id, "body": f"{subject}\n\n{message}"})
-        return {"sent": len(worker_ids)}
+        """A message names the study it is about: POST /api/v1/messages/bulk/ requires ids, body and study_id
+        (docs.prolific.com, "Send a message to multiple participants"), so each participant is written to about the
+        latest study of ours they took part in; one who took part in none is reported, not written to."""
+        from ..models import CrowdClaim
+
+        latest = dict(CrowdClaim.objects.filter(provider=self.name, worker_id__in=worker_ids, batch__isnull=False)
+                      .order_by("created", "pk").values_list("worker_id", "batch__external_id"))
+        by_study = defaultdict(list)
+        for worker_id in dict.fromkeys(worker_ids):
+            if latest.get(worker_id):
+                by_study[latest[worker_id]].append(worker_id)
+        for study_id, ids in by_study.items():
+            for start in range(0, len(ids), BULK_MESSAGE_LIMIT):
+                self.call("POST", "/api/v1/messages/bulk/", {"ids": ids[start:start + BULK_MESSAGE_LIMIT],
+                                                             "body": f"{subject}\n\n{message}",
+                                                             "study_id": study_id})
+        return {"sent": sum(len(ids) for ids in by_study.values()),
+                "failures": [{"worker_id": worker_id, "reason": "took part in none of our studies"}
+                             for worker_id in dict.fromkeys(worker_ids) if not latest.get(worker_id)]}
 
     def expire(self, batch) -> None:
         self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "STOP"})

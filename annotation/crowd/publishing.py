@@ -3,8 +3,14 @@
 A run can crash anywhere and be started again: the batch and every CrowdHit with its request token are written
 before the first remote call, each remote id is saved as soon as it is known, and the provider treats a repeated
 token as "already created" (MTurk's UniqueRequestToken), so a re-run creates only what is missing.
+
+Two ways to run it. With a broker, the CrowdHit rows are an outbox: `publish_start` writes them and queues one
+`publish_hit` task per HIT on the `crowd` queue; each task claims its row, creates the HIT and records the remote id;
+the task that records the last one finishes the batch; beat (`publishing_requeue`) queues again the rows a lost
+message left pending. Without a broker (a laptop, the tests), `publish` does the same steps in this process.
 """
 
+import logging
 import secrets
 import statistics
 import uuid
@@ -14,12 +20,15 @@ from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from ..models import CrowdBatch, CrowdHit, Hit, Project
-from .base import CostEstimate, PublishItem, get_provider
+from ..models import CrowdBatch, CrowdHit, Hit, Job, Project
+from .base import CostEstimate, ProviderError, PublishItem, TransientError, get_provider
+from .outbox import RetryLater
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -54,7 +63,9 @@ def entry_url(provider: str, batch_id) -> str:
 
 def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = False) -> PublishPlan:
     impl = get_provider(provider, sandbox=sandbox)
-    already = CrowdHit.objects.filter(batch__provider=provider, batch__sandbox=sandbox).values("hit_id")
+    # HITs already on this provider; the still unpublished HITs of an interrupted publication are planned again.
+    already = (CrowdHit.objects.filter(batch__provider=provider, batch__sandbox=sandbox)
+               .exclude(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True).values("hit_id"))
     hits = list(Hit.objects.filter(project=project, task=task).exclude(pk__in=already)
                 .annotate(unit_count=Count("units")).order_by("position", "pk"))
     reward = reward_for(project, [hit.unit_count for hit in hits]) if provider != "link" else Decimal("0.00")
@@ -73,11 +84,20 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
         plan.problems.append(f"MTurk shows HITs only from HTTPS URLs; SITE_URL is {settings.SITE_URL!r}.")
     if provider == "prolific" and not settings.FINEGRAIN_PROLIFIC_TOKEN:
         plan.problems.append("FINEGRAIN_PROLIFIC_TOKEN is not set.")
+    if provider == "prolific" and not settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID:
+        plan.problems.append("FINEGRAIN_PROLIFIC_WORKSPACE_ID is not set (the blocklist group lives in a workspace).")
     return plan
 
 
+def publishing_is_queued() -> bool:
+    """True when a broker takes the tasks: publishing then runs on the crowd workers, not in this process."""
+    from celery import current_app
+
+    return not current_app.conf.task_always_eager
+
+
 @transaction.atomic
-def _batch_for(plan: PublishPlan, created_by) -> CrowdBatch:
+def _batch_for(plan: PublishPlan, created_by, job: Job | None = None) -> CrowdBatch:
     batch = (CrowdBatch.objects.select_for_update()
              .filter(project=plan.project, task=plan.task, provider=plan.provider, sandbox=plan.sandbox,
                      status=CrowdBatch.Status.PUBLISHING).first())
@@ -89,25 +109,161 @@ def _batch_for(plan: PublishPlan, created_by) -> CrowdBatch:
     existing = set(batch.crowd_hits.values_list("hit_id", flat=True))
     CrowdHit.objects.bulk_create([CrowdHit(batch=batch, hit_id=item.hit_id, request_token=uuid.uuid4().hex)
                                   for item in plan.items if item.hit_id not in existing])
+    # Running publish again is a person's answer to a refusal: the refused HITs are tried again.
+    batch.crowd_hits.filter(published_at__isnull=True).exclude(failed_at=None).update(failed_at=None, last_error="")
+    if job is not None:
+        batch.job = job
+        batch.save(update_fields=["job"])
     return batch
+
+
+def batch_prepare(batch: CrowdBatch, impl) -> CrowdBatch:
+    """Create what the batch needs on the provider once (qualification types, HIT type, study). The batch row stays
+    locked meanwhile, so HIT tasks running side by side wait for one preparation instead of each making a study."""
+    if batch.prepared_at is not None:
+        return batch
+    with transaction.atomic():
+        locked = CrowdBatch.objects.select_for_update().select_related("project").get(pk=batch.pk)
+        if locked.prepared_at is None:
+            impl.prepare(locked, entry_url=entry_url(locked.provider, locked.public_id))
+            locked.prepared_at = timezone.now()
+            locked.save(update_fields=["prepared_at"])
+    return locked
+
+
+def crowd_hit_publish(crowd_hit: CrowdHit, *, batch: CrowdBatch, impl) -> bool:
+    """Create one HIT on the provider and record its remote id; False if another attempt holds or recorded it.
+
+    The conditional UPDATE lets one of two simultaneous attempts through; an attempt that repeats one that died after
+    the provider created the HIT sends the same request token, which the provider answers with the existing HIT.
+    Raises the provider's TransientError / ProviderError.
+    """
+    claimed = (CrowdHit.objects.filter(pk=crowd_hit.pk, published_at__isnull=True, attempts=crowd_hit.attempts)
+               .update(attempts=F("attempts") + 1))
+    if not claimed:
+        return False
+    external_id = impl.publish_hit(batch, crowd_hit, entry_url(batch.provider, batch.public_id))
+    recorded = (CrowdHit.objects.filter(pk=crowd_hit.pk, published_at__isnull=True)
+                .update(external_id=external_id, published_at=timezone.now(), last_error=""))
+    if recorded and batch.job_id:
+        Job.objects.filter(pk=batch.job_id).update(progress=F("progress") + 1)
+    return bool(recorded)
+
+
+def batch_finish_if_complete(batch_id: int, impl=None) -> CrowdBatch:
+    """Once every HIT of a batch is on the provider: the provider's last step (Prolific publishes the study), the
+    batch's status and its Job. Exactly once: under the batch row's lock, and only while it is still publishing."""
+    batch = CrowdBatch.objects.get(pk=batch_id)
+    if batch.status != CrowdBatch.Status.PUBLISHING or batch.crowd_hits.filter(published_at__isnull=True).exists():
+        return batch
+    with transaction.atomic():
+        batch = CrowdBatch.objects.select_for_update().get(pk=batch_id)
+        if batch.status != CrowdBatch.Status.PUBLISHING:
+            return batch
+        (impl or get_provider(batch.provider, sandbox=batch.sandbox)).finish_publish(batch)
+        batch.status = CrowdBatch.Status.PUBLISHED
+        batch.expires_at = timezone.now() + timedelta(hours=settings.FINEGRAIN_HIT_LIFETIME_HOURS)
+        batch.save(update_fields=["status", "expires_at"])
+    job = _open_job(batch)
+    if job is not None:
+        job.finish({"batch": str(batch.public_id), "estimate": batch.estimate})
+    return batch
+
+
+def _open_job(batch: CrowdBatch) -> Job | None:
+    """The manager page's Job that follows this batch, while it is still open."""
+    if not batch.job_id:
+        return None
+    return Job.objects.filter(pk=batch.job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
 
 
 def publish(*, plan: PublishPlan, created_by=None, provider=None, progress=None) -> CrowdBatch:
-    """Create the batch's HITs on the provider (or finish an interrupted run). `progress(n)` after each HIT."""
+    """Create the batch's HITs on the provider in this process (or finish an interrupted run): the path without a
+    broker. `progress(n)` after each HIT. Raises the provider's errors; running it again resumes."""
     if plan.problems:
         raise ValueError("Cannot publish: " + " ".join(plan.problems))
     impl = provider or get_provider(plan.provider, sandbox=plan.sandbox)
-    batch = _batch_for(plan, created_by)
-    url = entry_url(plan.provider, batch.public_id)
-    impl.prepare(batch, entry_url=url)
+    batch = batch_prepare(_batch_for(plan, created_by), impl)
     for crowd_hit in batch.crowd_hits.filter(published_at__isnull=True).order_by("hit__position", "pk"):
-        crowd_hit.external_id = impl.publish_hit(batch, crowd_hit, url)
-        crowd_hit.published_at = timezone.now()
-        crowd_hit.save(update_fields=["external_id", "published_at"])
+        crowd_hit_publish(crowd_hit, batch=batch, impl=impl)
         if progress:
             progress(1)
-    impl.finish_publish(batch)
-    batch.status = CrowdBatch.Status.PUBLISHED
-    batch.expires_at = timezone.now() + timedelta(hours=settings.FINEGRAIN_HIT_LIFETIME_HOURS)
-    batch.save(update_fields=["status", "expires_at"])
+    return batch_finish_if_complete(batch.pk, impl)
+
+
+def publish_start(*, plan: PublishPlan, created_by=None, job: Job | None = None) -> CrowdBatch:
+    """The path with a broker: write the batch and its CrowdHit rows, then, once they are committed, queue one
+    `publish_hit` task per pending HIT on the `crowd` queue. A lost message is re-queued by beat."""
+    from .tasks import publish_hit
+
+    if plan.problems:
+        raise ValueError("Cannot publish: " + " ".join(plan.problems))
+    with transaction.atomic():
+        batch = _batch_for(plan, created_by, job=job)
+        pending = batch.crowd_hits.filter(published_at__isnull=True)
+        ids = list(pending.order_by("hit__position", "pk").values_list("pk", flat=True))
+        pending.update(queued_at=timezone.now())
+        if job is not None:
+            job.start(total=len(ids))
+        transaction.on_commit(lambda: [publish_hit.delay(pk) for pk in ids])
     return batch
+
+
+def publish_queued_hit(crowd_hit_id: int) -> str:
+    """The body of the `publish_hit` task: prepare the batch if nobody has, create the HIT, finish the batch if it
+    was the last. Returns the row's state; raises RetryLater on a transient provider failure (the task retries)."""
+    crowd_hit = CrowdHit.objects.select_related("batch__project").filter(pk=crowd_hit_id).first()
+    if crowd_hit is None:
+        return "missing"
+    batch = crowd_hit.batch
+    if crowd_hit.failed_at is not None:
+        return "failed"
+    if crowd_hit.published_at is None and batch.status == CrowdBatch.Status.PUBLISHING:
+        impl = get_provider(batch.provider, sandbox=batch.sandbox)
+        try:
+            batch = batch_prepare(batch, impl)
+            crowd_hit_publish(crowd_hit, batch=batch, impl=impl)
+        except TransientError as error:
+            CrowdHit.objects.filter(pk=crowd_hit.pk).update(last_error=str(error)[:2000])
+            raise RetryLater(str(error)) from error
+        except (ProviderError, ValueError) as error:  # refused, or a request our own checks refuse: a person looks
+            _refuse(crowd_hit, batch, error)
+            return "failed"
+        batch_finish_if_complete(batch.pk, impl)
+    return "published" if CrowdHit.objects.filter(pk=crowd_hit.pk, published_at__isnull=False).exists() else "pending"
+
+
+def _refuse(crowd_hit: CrowdHit, batch: CrowdBatch, error: Exception) -> None:
+    CrowdHit.objects.filter(pk=crowd_hit.pk, published_at__isnull=True).update(failed_at=timezone.now(),
+                                                                              last_error=str(error)[:2000])
+    logger.warning("Publishing HIT %s of batch %s was refused: %s", crowd_hit.hit_id, batch.public_id, error)
+    job = _open_job(batch)
+    if job is not None:
+        job.fail(f"HIT {crowd_hit.hit_id}: {error}; run publish again to retry it")
+
+
+def publishing_requeue(*, older_than: timedelta | None = None) -> dict[str, int]:
+    """What beat runs: queue again every pending HIT whose task was queued longer ago than `older_than` (its message
+    was lost: Redis restarted, a worker died without giving it back) and finish batches whose last HIT was recorded
+    but not the batch's end. A message that is merely slow only costs a task that finds its row published."""
+    from .tasks import publish_hit
+
+    now = timezone.now()
+    cutoff = now - (older_than if older_than is not None
+                    else timedelta(seconds=settings.FINEGRAIN_PUBLISH_REQUEUE_SECONDS))
+    stale = (CrowdHit.objects.filter(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True,
+                                     failed_at__isnull=True)
+             .filter(Q(queued_at__lt=cutoff) | Q(queued_at__isnull=True, batch__created__lt=cutoff)))
+    ids = list(stale.values_list("pk", flat=True))
+    CrowdHit.objects.filter(pk__in=ids).update(queued_at=now)
+    for pk in ids:
+        publish_hit.delay(pk)
+    finished = 0
+    complete = (CrowdBatch.objects.filter(status=CrowdBatch.Status.PUBLISHING, crowd_hits__isnull=False)
+                .exclude(crowd_hits__published_at__isnull=True).distinct().values_list("pk", flat=True))
+    for batch_id in complete:
+        try:
+            finished += batch_finish_if_complete(batch_id).status == CrowdBatch.Status.PUBLISHED
+        except ProviderError as error:
+            logger.warning("Finishing batch %s failed: %s", batch_id, error)
+    return {"requeued": len(ids), "finished": finished}

@@ -9,12 +9,33 @@ from .annotator import Annotator
 from .work import Hit, Unit
 
 
+def counted_submission_q(prefix: str = "") -> models.Q:
+    """A submitted assignment whose labels count (BRIEF steps 7, 9), as a Q; `prefix` ("assignment__") applies it
+    through a relation. It counts when its grade does: passed, or overridden to pass by a manager; a submission
+    with no grade (submitted before grading existed) counts. The one rule behind annotation.quality.selectors."""
+    p = prefix
+    return models.Q(**{f"{p}status": Assignment.Status.SUBMITTED}) & (
+        models.Q(**{f"{p}grade__isnull": True})
+        | models.Q(**{f"{p}grade__override_passed": True})
+        | models.Q(**{f"{p}grade__override_passed__isnull": True, f"{p}grade__passed": True})
+    )
+
+
 class AssignmentQuerySet(models.QuerySet):
+    def counted(self):
+        """Submitted assignments whose labels count (see `counted_submission_q`)."""
+        return self.filter(counted_submission_q())
+
     def holding_a_place(self, now=None):
-        """Assignments that count against a HIT's N: submitted ones and reservations that have not expired."""
+        """Assignments that count against a HIT's N: counted submissions and reservations that have not expired.
+
+        A submission that failed its attention checks gives its place back, so the HIT is offered to somebody else
+        until N submissions count (paper 3.4: N independent annotations per unit); a manager's override that flips
+        the grade takes the place again, or frees it.
+        """
         now = now or timezone.now()
         return self.filter(
-            models.Q(status=Assignment.Status.SUBMITTED)
+            counted_submission_q()
             | models.Q(status=Assignment.Status.RESERVED, expires_at__gt=now)
         )
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from .annotator import Annotator
 from .assignment import Assignment
+from .job import Job
 from .project import Project
 from .quality import Decision
 from .work import Hit, Task
@@ -65,6 +66,10 @@ class CrowdBatch(models.Model):
                                    related_name="+")
     created = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # When the provider-side resources (qualification types, HIT type, study) were made: done once per batch.
+    prepared_at = models.DateTimeField(null=True, blank=True)
+    # The manager page's Job that follows this publication, if any (the queued path advances it per HIT).
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["-created", "pk"]
@@ -74,13 +79,20 @@ class CrowdBatch(models.Model):
 
 
 class CrowdHit(models.Model):
-    """One of our HITs as published in a batch; `request_token` makes a re-run publish create nothing twice."""
+    """One of our HITs as published in a batch, written before any provider call (the publishing outbox):
+    `request_token` makes a repeated or concurrent attempt create nothing twice; pending until `published_at`."""
 
     batch = models.ForeignKey(CrowdBatch, on_delete=models.CASCADE, related_name="crowd_hits")
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="crowd_hits")
     request_token = models.CharField(max_length=64, unique=True)
     external_id = models.CharField(max_length=200, blank=True, db_index=True)
     published_at = models.DateTimeField(null=True, blank=True)
+    # When its Celery task was last queued: beat queues it again if it is still pending long after.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    # The provider refused it (not a transient failure): left for a person; running `publish` again retries it.
+    failed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["batch", "hit__position"]

@@ -4,20 +4,25 @@ Highlights come from the same embedding model and ranking as contextual mapping 
 the number of sentences the HIT's real units highlight, so a check highlights as many source sentences as its
 neighbours, chosen by the same rule. The AI judgment reads like a pre-label of the configured backend: the offline
 labeler's reason names the closest source sentence and a similarity on the side of the threshold its category
-needs (its own format, assist/llm/offline.py); an LLM's reason is one plain sentence naming a source sentence, as
-the fact-check prompt asks (assist/prompts.py).
+needs (its own format, assist/llm/offline.py); with an LLM backend, the same LLM words the reason for the
+platform-set category (`backend_reasons`, assist.prompts.judgment_reason_messages), as it worded the reasons of the
+real units: a fixed wording would stand out among them. The templates in `ai_judgment` stand in only where the
+backend fails.
 """
 
+import logging
 import random
 
 import numpy as np
 
-from assist.config import backend_config
+from assist.config import ConfigError, backend_config
 from assist.contextual_mapping import similarity_matrix
 from assist.llm.offline import quote
 from assist.models import Category
 
 from ..models import Document
+
+logger = logging.getLogger(__name__)
 
 
 def configured_prelabel_backend() -> str:
@@ -73,7 +78,8 @@ def ai_judgment(vectors: DocumentVectors, document: Document, text: str, *, says
     """(category, reason) for a foreign sentence, as the configured backend would word it.
 
     The category is platform-set (paper G.3): "no error" (wrong, the annotator must disagree) or "out-of-article"
-    (right: the sentence comes from another document).
+    (right: the sentence comes from another document). With an LLM backend the reason here is the fallback for
+    when the LLM cannot word it (`backend_reasons`).
     """
     source, scores = vectors.similarities(document, text)
     category = Category.OUT_OF_ARTICLE if says_error else Category.NO_ERROR
@@ -105,3 +111,21 @@ def ai_judgment(vectors: DocumentVectors, document: Document, text: str, *, says
             f"The claim matches the source text (S{best + 1}) and adds no unsupported detail.",
         )
     return category, rng.choice(reasons)
+
+
+def backend_reasons(vectors: DocumentVectors, judged: list[tuple[Document, str, str]]) -> list[str]:
+    """The configured LLM's reason for each (document, sentence, category), in one concurrent batch; "" where
+    there is no LLM (the offline labeler's reasons are already in its own format) or the backend failed."""
+    if not judged or configured_prelabel_backend().startswith("offline"):
+        return [""] * len(judged)
+    from assist.cache import DatabaseCache
+    from assist.llm import BackendError, get_backend
+    from assist.prelabel import ReasonJob, reasons_for_judgments
+
+    jobs = [ReasonJob(source_sentences=vectors.get(document)[0], sentence=text, category=category)
+            for document, text, category in judged]
+    try:
+        return reasons_for_judgments(get_backend(), jobs, cache=DatabaseCache())
+    except (BackendError, ConfigError) as error:  # NotSupported, or a backend that cannot be built
+        logger.warning("Attention-check reasons fall back to templates: %s", error)
+        return [""] * len(judged)

@@ -24,7 +24,7 @@ from collections import Counter
 from django.db.models import Exists, F, OuterRef
 
 from ..models import Assignment, AttentionCheck, Document, Hit, KeyFact, Project, SummarySentence, Task, Unit
-from .disguise import DocumentVectors, ai_judgment, highlights_for
+from .disguise import DocumentVectors, ai_judgment, backend_reasons, highlights_for
 
 Kind = AttentionCheck.Kind
 _RENUMBER_OFFSET = 1_000_000  # Positions are moved out of the way first: (hit, position) is unique at every row.
@@ -109,6 +109,12 @@ class Injection:
         self.vectors.prefetch(unit.text for _, unit, _, _ in self.pending)
         for hit, unit, kind, real in self.pending:
             _disguise_fv_kv(hit, unit, kind, real, self)
+        # With an LLM backend, the LLM words the checks' reasons, as it worded their real neighbours'.
+        judged = [(hit, unit) for hit, unit, _, _ in self.pending if unit.ai_category]
+        reasons = backend_reasons(self.vectors, [(hit.document, unit.text, unit.ai_category) for hit, unit in judged])
+        for (_, unit), reason in zip(judged, reasons):
+            if reason:
+                unit.ai_reason = reason
         Unit.objects.bulk_update([unit for _, unit, _, _ in self.pending],
                                  ["highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
         self.pending = []

@@ -4,7 +4,8 @@ Decisions are rows with deterministic idempotency keys, executed by the crowd pr
 policy twice writes nothing new. Keys:
   approve:<assignment public_id>        reject:<assignment public_id>
   bonus:<annotator public_id>:<project slug>:<n>   (the n-th run of `bonus_every_hits` consecutive good HITs)
-  block:<annotator public_id>:<project slug>
+  block:<annotator public_id>:<project slug>        (the first block; the n-th, after n-1 unblocks, ends in :<n>)
+  unblock:<annotator public_id>:<project slug>:<n>  (a manager reactivates the worker: lifts the n-th block)
 
 Who gets what. Crowd workers (MTurk, Prolific) are paid through their platform: they get approve/reject/bonus
 decisions, and a block decision. In-house annotators (accounts, private links) are not paid through a provider, so
@@ -12,13 +13,15 @@ they get no approve/reject/bonus decisions; they are still paused and blocked he
 new reservations (annotation.permissions and the reservation service read it). A failed submission of a crowd
 worker is rejected when `Project.reject_failed` (the default), else approved anyway; its labels never count.
 Pausing: pass rate below `pause_below_pass_rate` over the last `pass_rate_window` graded submissions (only once
-that many exist). Blocking: `block_after_failures` failed submissions in the project. A manager reactivates.
+that many exist). Blocking: `block_after_failures` failed submissions in the project. A manager reactivates
+(`annotator_set_status`); for a crowd worker whose block was decided, that writes an unblock decision, and only the
+submissions after it count towards the next pause or block, which gets a key of its own and is carried out again.
 """
 
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Annotator, Assignment, Decision, Grade
+from ..models import Annotator, Assignment, Decision, Grade, Hit, Project, Task
 from .grading import grade_assignment
 
 PAID_PROVIDERS = (Annotator.Provider.MTURK, Annotator.Provider.PROLIFIC)
@@ -42,11 +45,34 @@ def _cancel(key: str) -> int:
         status=Decision.Status.CANCELLED)
 
 
-def grade_history(annotator: Annotator, project) -> list[bool]:
-    """Whether each graded submission of `annotator` in `project` counts, oldest first."""
-    rows = (Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
-            .order_by("assignment__submitted_at", "pk").values_list("passed", "override_passed"))
+def grade_history(annotator: Annotator, project, *, since=None) -> list[bool]:
+    """Whether each graded submission of `annotator` in `project` counts, oldest first; only those submitted after
+    `since` when given."""
+    rows = Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
+    if since is not None:
+        rows = rows.filter(assignment__submitted_at__gt=since)
+    rows = rows.order_by("assignment__submitted_at", "pk").values_list("passed", "override_passed")
     return [passed if override is None else override for passed, override in rows]
+
+
+def _unblocks(annotator: Annotator, project):
+    """The unblock decisions of `annotator` in `project` (a manager's reactivation, or a manual unblock)."""
+    return Decision.objects.filter(annotator=annotator, project=project, kind=Decision.Kind.UNBLOCK).exclude(
+        status=Decision.Status.CANCELLED)
+
+
+def block_number(annotator: Annotator, project) -> int:
+    """Which block of `annotator` in `project` the next (or current) one is: 1, and one more after each unblock."""
+    return 1 + _unblocks(annotator, project).count()
+
+
+def block_key(annotator: Annotator, project, number: int) -> str:
+    base = f"block:{annotator.public_id}:{project.slug}"
+    return base if number == 1 else f"{base}:{number}"
+
+
+def unblock_key(annotator: Annotator, project, number: int) -> str:
+    return f"unblock:{annotator.public_id}:{project.slug}:{number}"
 
 
 def bonuses_earned(history: list[bool], every: int) -> int:
@@ -85,6 +111,10 @@ def apply_policy(grade: Grade, *, user=None) -> list[Decision]:
                 f"bonus:{annotator.public_id}:{project.slug}:{n}", kind=Decision.Kind.BONUS,
                 amount_usd=project.bonus_usd,
                 reason=f"Thank you: {project.bonus_every_hits} consecutive HITs of good quality.", **common))
+    # After an unblock, the worker starts afresh: only later submissions count towards a pause or a new block.
+    last_unblock = _unblocks(annotator, project).order_by("-created", "-pk").first()
+    if last_unblock is not None:
+        history = grade_history(annotator, project, since=last_unblock.created)
     failures = history.count(False)
     window = history[-project.pass_rate_window:]
     if failures >= project.block_after_failures:
@@ -93,7 +123,7 @@ def apply_policy(grade: Grade, *, user=None) -> list[Decision]:
             annotator.save(update_fields=["status"])
         if is_paid_through_provider(annotator):
             decisions.append(_ensure(
-                f"block:{annotator.public_id}:{project.slug}", kind=Decision.Kind.BLOCK,
+                block_key(annotator, project, block_number(annotator, project)), kind=Decision.Kind.BLOCK,
                 reason=f"{failures} submissions failed their attention checks.", **common))
     elif (annotator.status == Annotator.Status.ACTIVE and len(window) >= project.pass_rate_window
           and sum(window) / len(window) < project.pause_below_pass_rate):
@@ -121,19 +151,59 @@ def grade_override(*, grade: Grade, passed: bool, reason: str, user) -> Grade:
         raise OverrideRefused("Give a reason for the override; it is kept with the grade.")
     if len(reason) > 2000:
         raise OverrideRefused("The reason is too long (2,000 characters at most).")
+    from ..services.assignment import lock_hit
+
+    # The HIT first, as the submit service locks it: whether the submission holds a place on the HIT, and whether
+    # the document's key-fact validation is complete, change with the grade.
+    lock_hit(Grade.objects.filter(pk=grade.pk).values_list("assignment__hit_id", flat=True).get())
     grade = Grade.objects.select_for_update().select_related("assignment__hit__project").get(pk=grade.pk)
     grade.override_passed, grade.override_reason = passed, reason
     grade.overridden_by, grade.overridden_at = user, timezone.now()
     grade.save(update_fields=["override_passed", "override_reason", "overridden_by", "overridden_at"])
     apply_policy(grade, user=user)
+    if grade.assignment.hit.task == Task.KEYFACT_VALIDATION:
+        _settle_after_override(grade.assignment.hit)
     return grade
 
 
+def _settle_after_override(hit: Hit) -> None:
+    """A failed KV submission overridden to pass may complete its document's key-fact validation: settle it and
+    create the KA HITs, as the last submission would have (BRIEF step 6). Once KA HITs exist, their key-facts stay."""
+    from ..services.hits import create_alignment_hits, settle_keyfact_validation
+
+    if Hit.objects.filter(document_id=hit.document_id, task=Task.KEYFACT_ALIGNMENT).exists():
+        return
+    if settle_keyfact_validation(hit.document) is not None:
+        create_alignment_hits(hit.document)
+
+
 @transaction.atomic
-def annotator_set_status(*, annotator: Annotator, status: str) -> Annotator:
-    """A manager pauses, blocks or reactivates an annotator (a provider-side unblock is the crowd engineer's)."""
+def annotator_set_status(*, annotator: Annotator, status: str, project: Project | None = None, user=None,
+                         reason: str = "") -> Annotator:
+    """A manager pauses, blocks or reactivates an annotator.
+
+    Reactivating a crowd worker who has a block decision in `project` (the policy's or a manager's) not lifted yet
+    writes an unblock decision, with who and why; the outbox lifts the block on the provider once the block itself
+    is carried out (annotation/crowd/outbox.py). Reactivating twice writes it once. In-house annotators have no
+    provider-side block: their status is all there is.
+    """
     if status not in Annotator.Status.values:
         raise OverrideRefused(f"Unknown status {status!r}.")
+    reason = (reason or "").strip()
+    if len(reason) > 2000:
+        raise OverrideRefused("The reason is too long (2,000 characters at most).")
+    # The annotator's lock serialises this with the policy, which reads the unblocks to number the next block.
+    locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
     Annotator.objects.filter(pk=annotator.pk).update(status=status)
-    annotator.status = status
+    annotator.status = locked.status = status
+    if status == Annotator.Status.ACTIVE and project is not None and is_paid_through_provider(locked):
+        blocks = Decision.objects.filter(annotator=locked, project=project, kind=Decision.Kind.BLOCK).exclude(
+            status=Decision.Status.CANCELLED)
+        last_unblock = _unblocks(locked, project).order_by("-created", "-pk").first()
+        if last_unblock is not None:
+            blocks = blocks.filter(pk__gt=last_unblock.pk)
+        if blocks.exists():
+            _ensure(unblock_key(locked, project, block_number(locked, project)), kind=Decision.Kind.UNBLOCK,
+                    project=project, annotator=locked, created_by=user,
+                    reason=reason or "Reactivated by a project manager.")
     return annotator

@@ -8,19 +8,12 @@ grading existed) counts. Labels of failed submissions are kept, for audit and th
 from django.db.models import Q, QuerySet
 
 from ..models import Assignment, Label
+from ..models.assignment import counted_submission_q
 
 
 def label_counts_q(prefix: str = "") -> Q:
     """The condition for a counted label, as a Q on Label; `prefix` ("labels__") applies it through a relation."""
-    p = prefix
-    grade_counts = (
-        Q(**{f"{p}assignment__grade__isnull": True})
-        | Q(**{f"{p}assignment__grade__override_passed": True})
-        | Q(**{f"{p}assignment__grade__override_passed__isnull": True, f"{p}assignment__grade__passed": True})
-    )
-    return (Q(**{f"{p}assignment__status": Assignment.Status.SUBMITTED})
-            & Q(**{f"{p}unit__attention_check__isnull": True})
-            & grade_counts)
+    return counted_submission_q(f"{prefix}assignment__") & Q(**{f"{prefix}unit__attention_check__isnull": True})
 
 
 def counted_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:

@@ -1,10 +1,14 @@
 """Handing out HITs: reservations, expiry, returns and submissions (paper 3.4: N independent annotators per unit).
 
 Every change that can add an annotator to a HIT (a new reservation, the renewal of an expired one) runs while the
-HIT's row is locked, so the count of assignments holding a place (submitted, or reserved and not expired) never
-exceeds the project's N, however many annotators ask at once. On PostgreSQL, `reserve_next_hit` skips HITs that
-another transaction holds (SKIP LOCKED), so concurrent annotators never queue behind each other; SQLite serialises
-writers anyway.
+HIT's row is locked, so the count of assignments holding a place (submitted and counted, or reserved and not
+expired) never exceeds the project's N, however many annotators ask at once. On PostgreSQL, `reserve_next_hit` skips
+HITs that another transaction holds (SKIP LOCKED), so concurrent annotators never queue behind each other; SQLite
+serialises writers anyway.
+
+A submission that failed its attention checks keeps its labels but gives its place back (Assignment.holding_a_place):
+the HIT is offered again, to annotators who have not had it, until N of its submissions count. Grading runs inside
+the submit transaction, under the HIT's lock, so a freed place is visible only once the grade is stored.
 """
 
 from dataclasses import dataclass
@@ -64,7 +68,11 @@ def _places_taken(now):
 
 
 def available_hits(annotator: Annotator, project: Project, task: str, now=None):
-    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back)."""
+    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back).
+
+    A HIT needs annotators while fewer than N assignments hold a place: a failed submission holds none, so its HIT
+    comes back for others; its own annotator has had it and never gets it again.
+    """
     now = now or timezone.now()
     had = Assignment.objects.filter(hit=OuterRef("pk"), annotator=annotator).exclude(
         status=Assignment.Status.EXPIRED)

@@ -14,7 +14,8 @@ from django.db.models import Count, Max, Q
 
 from assist.models import ContextualMapping, PreLabel
 
-from ..models import Assignment, Document, Hit, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+from ..models import Document, Hit, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+from ..models.assignment import counted_submission_q
 
 # FINEGRAIN_LLM_BACKEND names the kind of backend; a pre-label stores the name its backend reports.
 PRELABEL_BACKEND_NAMES = {"offline": "offline-similarity"}
@@ -158,12 +159,15 @@ def _build_ka(project: Project, result: BuildResult) -> None:
 
 
 def keyfact_validation_is_complete(document: Document) -> bool:
-    """Every candidate key-fact of `document` has N labels from submitted assignments (vacuously true: none)."""
+    """Every candidate key-fact of `document` has N labels from counted submissions (vacuously true: none).
+
+    A submission that failed its attention checks does not complete anything: its HIT is offered again until N
+    submissions count (annotation.services.assignment), and only then are the key-facts settled.
+    """
     needed = document.project.annotators_per_unit
     candidates = (KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN)
-                  .annotate(n=Count("units__labels", filter=Q(
-                      units__task=Task.KEYFACT_VALIDATION,
-                      units__labels__assignment__status=Assignment.Status.SUBMITTED)))
+                  .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
+                                    & counted_submission_q("units__labels__assignment__")))
                   .values_list("n", flat=True))
     return all(n >= needed for n in candidates)
 
@@ -171,8 +175,8 @@ def keyfact_validation_is_complete(document: Document) -> bool:
 def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
     """Accept or reject each candidate by the majority of its counted labels; None while labels are missing.
 
-    Completion needs N submitted labels per candidate; the vote uses only the labels that count (a submission that
-    failed its attention checks is graded before this runs, and its labels do not vote).
+    Completion needs N counted labels per candidate, and the vote uses only those (a submission that failed its
+    attention checks is graded before this runs: its labels neither complete nor vote).
 
     A candidate becomes a human key-fact when a strict majority of the valid labels say "useful". A tie is a
     rejection: half the annotators doubting a key-fact is reason enough to keep it out of the completeness

@@ -1,7 +1,9 @@
 """How far the annotation of a project has come, per task and domain (read by the manager's progress page).
 
-A unit is done when it has N labels from submitted assignments; a HIT is done when N assignments are submitted.
-Each count is one grouped query, whatever the size of the project.
+A unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count. A
+submission that failed its attention checks (and was not overridden to pass) is shown apart as "failed": its HIT
+is offered again until N count (annotation.services.assignment). Each count is one grouped query, whatever the size
+of the project.
 """
 
 from collections import defaultdict
@@ -11,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import Assignment, Hit, Label, Project, Task, Unit
+from ..models.assignment import counted_submission_q
 
 
 def count_of(queryset, outer: str):
@@ -23,26 +26,32 @@ def task_progress(project: Project) -> list[dict]:
     """One entry per task: its per-domain rows and a total row, each with unit and HIT counts."""
     needed = project.annotators_per_unit
     now = timezone.now()
-    submitted_labels = Label.objects.filter(assignment__status=Assignment.Status.SUBMITTED)
+    counted_labels = Label.objects.filter(counted_submission_q("assignment__"))
     units = (Unit.objects.filter(hit__project=project)
-             .alias(label_count=count_of(submitted_labels, "unit"))
+             .alias(label_count=count_of(counted_labels, "unit"))
              .values("task", "hit__document__domain")
              .annotate(total=Count("pk"), done=Count("pk", filter=Q(label_count__gte=needed))))
-    submitted = Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+    counted = Assignment.objects.counted()
+    failed = Assignment.objects.filter(Q(grade__override_passed=False)
+                                       | Q(grade__override_passed__isnull=True, grade__passed=False),
+                                       status=Assignment.Status.SUBMITTED)
     reserved = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__gt=now)
     hits = (Hit.objects.filter(project=project)
-            .alias(submitted_count=count_of(submitted, "hit"), reserved_count=count_of(reserved, "hit"))
+            .alias(counted_count=count_of(counted, "hit"), failed_count=count_of(failed, "hit"),
+                   reserved_count=count_of(reserved, "hit"))
             .values("task", "document__domain")
-            .annotate(total=Count("pk"), done=Count("pk", filter=Q(submitted_count__gte=needed)),
-                      submissions=Coalesce(Sum("submitted_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
+            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed)),
+                      submissions=Coalesce(Sum("counted_count"), 0), failed=Coalesce(Sum("failed_count"), 0),
+                      open=Coalesce(Sum("reserved_count"), 0)))
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
-    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "open": 0}
+    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "failed": 0, "open": 0}
     for row in units:
         entry = rows[row["task"]].setdefault(row["hit__document__domain"], dict(empty))
         entry.update(units=row["total"], units_done=row["done"])
     for row in hits:
         entry = rows[row["task"]].setdefault(row["document__domain"], dict(empty))
-        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"], open=row["open"])
+        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"], failed=row["failed"],
+                     open=row["open"])
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]

@@ -10,14 +10,12 @@ check.
 
 from functools import wraps
 
-from csp.decorators import csp_replace, csp_update
 from django.conf import settings
 from django.http import HttpResponseRedirect
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from django_ratelimit.decorators import ratelimit
@@ -30,24 +28,36 @@ from ..crowd.tokens import QUERY, session_of, token_in
 from ..models import Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit
 from ..serializers import UnitDisplaySerializer
 
-MTURK_FRAMING = {"frame-ancestors": list(WORKER_ORIGINS)}
 
 
 def _rate(group, request):
     return settings.FINEGRAIN_LINK_RATE
 
 
+def mturk_framing() -> dict:
+    """CSP for pages MTurk frames: its worker sites, plus FINEGRAIN_MTURK_EXTRA_FRAME_ANCESTORS (empty in production;
+    a test's loopback stand-in for MTurk). Read per response, so the setting is never frozen at import."""
+    return {"frame-ancestors": [*WORKER_ORIGINS, *settings.FINEGRAIN_MTURK_EXTRA_FRAME_ANCESTORS]}
+
+
+def _framable(response):
+    response.xframe_options_exempt = True  # CSP frame-ancestors says who may frame it
+    response._csp_replace = mturk_framing()
+    return response
+
+
 def mturk_framable(view):
     """Only MTurk's worker sites may frame this view; X-Frame-Options is dropped because CSP says who may."""
-    return xframe_options_exempt(csp_replace(MTURK_FRAMING)(view))
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        return _framable(view(request, *args, **kwargs))
+
+    return wrapper
 
 
 def refused(request, message: str, status: int = 403, *, framable: bool = False):
     response = render(request, "annotation/crowd/refused.html", {"message": message}, status=status)
-    if framable:
-        response.xframe_options_exempt = True
-        response._csp_replace = MTURK_FRAMING
-    return response
+    return _framable(response) if framable else response
 
 
 def with_token(url: str, token: str) -> str:
@@ -190,8 +200,6 @@ def _render_done(request, context):
     return render(request, "annotation/crowd/done.html", context)
 
 
-# MTurk's page posts the assignment to MTurk, so its form may target MTurk's origins as well.
-_render_done_framed = mturk_framable(csp_update({"form-action": list(WORKER_ORIGINS)})(_render_done))
 
 
 @require_GET
@@ -206,8 +214,12 @@ def done(request, assignment_id):
     context = {"assignment": assignment, "claim": claim, "session": session,
                "submitted": assignment.status == Assignment.Status.SUBMITTED}
     if claim is not None and claim.provider == "mturk":
-        context["submit_url"] = claims.submit_origin(claim.submit_to) + "/mturk/externalSubmit"
-        return _render_done_framed(request, context)
+        origin = claims.submit_origin(claim.submit_to)
+        context["submit_url"] = origin + "/mturk/externalSubmit"
+        response = _framable(_render_done(request, context))
+        # The page posts the assignment to MTurk: its form may target that one (allowed) origin as well.
+        response._csp_update = {"form-action": [origin]}
+        return response
     if claim is not None and claim.provider == "prolific":
         context["complete_url"] = COMPLETE_URL.format(code=claim.batch.completion_code)
     return _render_done(request, context)

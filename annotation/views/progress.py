@@ -61,7 +61,9 @@ def _hit_list_page(request, project, status=200, **extra):
     task = request.GET.get("task") or request.POST.get("task", "")
     hits = (Hit.objects.filter(project=project).select_related("document", "summary")
             .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
-                      submitted=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED), "hit"),
+                      counted=count_of(Assignment.objects.counted(), "hit"),
+                      failed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+                                      .exclude(pk__in=Assignment.objects.counted().values("pk")), "hit"),
                       reserved=count_of(Assignment.objects.filter(status=Assignment.Status.RESERVED,
                                                                   expires_at__gt=timezone.now()), "hit"))
             .order_by("task", "position", "pk"))

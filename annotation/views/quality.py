@@ -83,8 +83,13 @@ def annotator_status_view(request, slug, annotator_id):
     if status not in Annotator.Status.values:
         messages.error(request, "Choose a status: active, paused or blocked.")
     else:
-        annotator_set_status(annotator=annotator, status=status)
-        messages.success(request, f"{annotator.pseudonym} is now {Annotator.Status(status).label.lower()}.")
+        try:
+            annotator_set_status(annotator=annotator, status=status, project=project, user=request.user,
+                                 reason=request.POST.get("reason", ""))
+        except OverrideRefused as refusal:
+            messages.error(request, str(refusal))
+        else:
+            messages.success(request, f"{annotator.pseudonym} is now {Annotator.Status(status).label.lower()}.")
     return redirect("annotator_quality", project.slug, annotator.public_id)
 
 

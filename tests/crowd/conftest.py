@@ -14,6 +14,7 @@ def crowd_settings(settings):
     settings.ALLOWED_HOSTS = ["testserver", "finegrain.example.org"]
     settings.FINEGRAIN_PROLIFIC_TOKEN = "test-token"
     settings.FINEGRAIN_PROLIFIC_PROJECT_ID = "6520a6f1c2b1a8d3e4f50001"
+    settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID = "6520a6f1c2b1a8d3e4f5aaaa"
     settings.FINEGRAIN_LINK_RATE = "1000/m"
 
 

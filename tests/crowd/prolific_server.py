@@ -1,13 +1,75 @@
 """A real HTTP server on 127.0.0.1 that answers like Prolific's API from recorded fixtures and records every
-request (method, path, headers, JSON body), so the real httpx client code runs without the network."""
+request (method, path, headers, JSON body), so the real httpx client code runs without the network.
+
+Requests to the endpoints below are checked against the fields docs.prolific.com marks required, and refused with
+a 400 as Prolific would; so a request of the wrong shape fails the test instead of meeting a canned answer.
+"""
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "prolific"
+# Submission transitions, as the prolific-oss CLI lists them (prolific-oss/cli, cmd/submission/transition.go).
+TRANSITIONS = {"APPROVE", "COMPLETE", "REJECT", "RETURN", "SCREEN_OUT", "START", "UNREJECT", "UNRETURN"}
+
+
+def _group(body):
+    # "Create a new participant group within a workspace": name required; a workspace or organisation id too.
+    if not body.get("name") or not (body.get("workspace_id") or body.get("organisation_id")):
+        return "name and workspace_id (or organisation_id) are required"
+
+
+def _members(body):
+    # "Add / Remove participants to / from a participant group": {"participant_ids": [...]}.
+    if not isinstance(body.get("participant_ids"), list):
+        return "participant_ids must be a list"
+
+
+def _message(body):
+    # "Send a message": recipient_id, body and study_id are all required.
+    if not all(body.get(name) for name in ("recipient_id", "body", "study_id")):
+        return "recipient_id, body and study_id are required"
+
+
+def _bulk_message(body):
+    # "Send a message to multiple participants": ids, body and study_id are all required.
+    if not (isinstance(body.get("ids"), list) and body["ids"] and body.get("body") and body.get("study_id")):
+        return "ids, body and study_id are required"
+
+
+def _transition(body):
+    if body.get("action") not in TRANSITIONS:
+        return f"unknown action {body.get('action')!r}"
+    if body["action"] == "REJECT" and (len(body.get("message") or "") < 100 or not body.get("rejection_category")):
+        return "a rejection needs a message of 100 characters or more and a rejection_category"
+
+
+def _study_filters(body):
+    for entry in body.get("filters") or []:
+        if not entry.get("filter_id") or not (entry.get("selected_values") or entry.get("selected_range")):
+            return "each filter needs filter_id and selected_values or selected_range"
+
+
+CHECKS = [
+    ("POST", re.compile(r"^/api/v1/participant-groups/$"), _group),
+    ("POST", re.compile(r"^/api/v1/participant-groups/[^/]+/participants/$"), _members),
+    ("DELETE", re.compile(r"^/api/v1/participant-groups/[^/]+/participants/$"), _members),
+    ("POST", re.compile(r"^/api/v1/messages/$"), _message),
+    ("POST", re.compile(r"^/api/v1/messages/bulk/$"), _bulk_message),
+    ("POST", re.compile(r"^/api/v1/submissions/[^/]+/transition/$"), _transition),
+    ("POST", re.compile(r"^/api/v1/studies/$"), _study_filters),
+]
+
+
+def refusal(method: str, path: str, body) -> str | None:
+    for check_method, pattern, check in CHECKS:
+        if method == check_method and pattern.match(path):
+            return check(body if isinstance(body, dict) else {})
+    return None
 
 
 @dataclass
@@ -44,6 +106,8 @@ def start(server_state: ProlificServer):
             status, fixture = server_state.routes.get((self.command, self.path), (404, None))
             body = (FIXTURES / fixture).read_bytes() if fixture else (
                 b'{"error": {"detail": "Not found."}}' if status == 404 else b"")
+            if (problem := refusal(self.command, self.path, server_state.requests[-1].body)) is not None:
+                status, body = 400, json.dumps({"error": {"detail": problem}}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))

@@ -14,7 +14,7 @@ from annotation.crowd import outbox
 from annotation.crowd.prolific import ProlificProvider
 from annotation.crowd.publishing import plan_publish, publish
 from annotation.crowd.sync import sync_project
-from annotation.models import Annotator, Assignment, CrowdBatch, Decision, LedgerEntry
+from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry
 from tests.crowd.conftest import form_for
 from tests.crowd.prolific_server import ProlificServer, start
 
@@ -23,6 +23,7 @@ STUDY = "60f6acb180a5ff0e2f2e7c11"
 GROUP = "651d4f3c2d1b4a0012345678"
 GOOD, CARELESS = "5f1e0000000000000000aaaa", "5f1e0000000000000000bbbb"
 SESSIONS = {GOOD: "60f6b2c1d4e5f6a7b8c90001", CARELESS: "60f6b2c1d4e5f6a7b8c90002"}
+WORKSPACE = "6520a6f1c2b1a8d3e4f5aaaa"  # tests/crowd/conftest.py
 
 
 @pytest.fixture
@@ -64,6 +65,10 @@ def test_it_runs_a_study_from_publication_to_payment(corpus, prolific):
                                                  "actions": [{"action": "MANUALLY_REVIEW"}]}]
     assert created.body["total_available_places"] == 12 and created.body["reward"] == int(batch.reward_usd * 100)
     assert created.body["filters"] == [{"filter_id": "participant_group_blocklist", "selected_values": [GROUP]}]
+    # The group is created in the workspace (docs.prolific.com: name plus workspace_id or organisation_id).
+    assert prolific.calls("POST", "/api/v1/participant-groups/")[0].body == {
+        "name": "finegrain blocked (alpha)", "workspace_id": WORKSPACE,
+        "description": "Participants blocked after repeated failed attention checks."}
     assert prolific.calls("POST", f"/api/v1/studies/{STUDY}/transition/")[0].body == {"action": "PUBLISH"}
 
     # An unscreened participant is sent to the screening test first (annotation/quality).
@@ -154,3 +159,78 @@ def test_server_errors_are_transient_and_client_errors_are_not(corpus, prolific)
         provider.call("GET", "/api/v1/studies/missing/")
     assert refused.value.code == "404" and not isinstance(refused.value, TransientError)
     assert CrowdBatch.objects.count() == 0
+
+
+def verified_submission(corpus, prolific, participant=CARELESS):
+    batch = publish_study(corpus, prolific)
+    annotator = Annotator.objects.create(provider="prolific", external_id=participant, qualified_at=timezone.now())
+    assert arrive(batch, participant).status_code == 302
+    assignment = Assignment.objects.get(annotator=annotator)
+    Assignment.objects.filter(pk=assignment.pk).update(status="submitted", submitted_at=timezone.now())
+    CrowdClaim.objects.filter(assignment=assignment).update(verified=True)
+    corpus.block_after_failures = 5
+    corpus.save()
+    return batch, Assignment.objects.get(pk=assignment.pk)
+
+
+def test_an_approval_after_a_sent_rejection_reverses_it_first(corpus, prolific, manager):
+    from annotation.quality.policy import grade_and_apply_policy, grade_override
+
+    batch, assignment = verified_submission(corpus, prolific)
+    transition = f"/api/v1/submissions/{SESSIONS[CARELESS]}/transition/"
+    prolific.route("POST", transition, "submission_rejected.json")
+    grade = grade_and_apply_policy(assignment)  # no answers: the checks fail, the submission is rejected
+    assert outbox.execute_pending(corpus) == {"done": 1}
+    assert [call.body["action"] for call in prolific.calls("POST", transition)] == ["REJECT"]
+
+    grade_override(grade=grade, passed=True, reason="The checks were misread.", user=manager)
+    prolific.route("GET", f"/api/v1/submissions/{SESSIONS[CARELESS]}/", "submission_rejected.json")
+    prolific.route("POST", transition, "submission_approved.json")
+    assert outbox.execute_pending(corpus) == {"done": 1}
+
+    # Reversed (back to AWAITING REVIEW), then approved; the reward is paid once.
+    assert [call.body["action"] for call in prolific.calls("POST", transition)] == ["REJECT", "UNREJECT", "APPROVE"]
+    approve = Decision.objects.get(kind="approve")
+    assert approve.status == "done" and approve.provider_response["reversed_rejection"] is True
+    fee = (batch.reward_usd * Decimal("0.333")).quantize(Decimal("0.01"))
+    assert outbox.spend(corpus)["total"] == batch.reward_usd + fee
+    assert LedgerEntry.objects.filter(kind="reward").count() == 1
+
+
+def test_a_rejection_prolific_will_not_reverse_fails_for_a_person(corpus, prolific, manager):
+    from annotation.quality.policy import grade_and_apply_policy, grade_override
+
+    batch, assignment = verified_submission(corpus, prolific)
+    transition = f"/api/v1/submissions/{SESSIONS[CARELESS]}/transition/"
+    prolific.route("POST", transition, "submission_rejected.json")
+    grade = grade_and_apply_policy(assignment)
+    outbox.execute_pending(corpus)
+    grade_override(grade=grade, passed=True, reason="The checks were misread.", user=manager)
+    prolific.route("GET", f"/api/v1/submissions/{SESSIONS[CARELESS]}/", "submission_rejected.json")
+    prolific.route("POST", transition, None, 400)  # e.g. not enough funds to approve
+
+    assert outbox.execute_pending(corpus) == {"failed": 1}
+
+    approve = Decision.objects.get(kind="approve")
+    assert "Reverse it in Prolific's web app" in approve.last_error and "rejection_not_reversed" in approve.last_error
+    assert [call.body["action"] for call in prolific.calls("POST", transition)] == ["REJECT", "UNREJECT"]
+    assert not LedgerEntry.objects.exists()
+
+
+def test_messages_name_the_study_they_are_about(corpus, prolific):
+    batch, _ = verified_submission(corpus, prolific, participant=GOOD)
+    prolific.route("POST", "/api/v1/messages/bulk/", None, 204)
+
+    result = ProlificProvider().notify(worker_ids=[GOOD, CARELESS], subject="New HITs", message="Hello")
+
+    assert [call.body for call in prolific.calls("POST", "/api/v1/messages/bulk/")] == [
+        {"ids": [GOOD], "body": "New HITs\n\nHello", "study_id": STUDY}]
+    assert result["sent"] == 1 and [failure["worker_id"] for failure in result["failures"]] == [CARELESS]
+
+
+def test_publishing_needs_the_workspace_of_the_blocklist(corpus, settings):
+    settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID = ""
+    plan = plan_publish(project=corpus, task="fv", provider="prolific")
+    assert any("FINEGRAIN_PROLIFIC_WORKSPACE_ID" in problem for problem in plan.problems)
+    with pytest.raises(ValueError):
+        publish(plan=plan, provider=ProlificProvider())

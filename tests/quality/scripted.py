@@ -50,7 +50,20 @@ def agrees_with_ai(unit: Unit, asked: list[str], rng: random.Random) -> dict:
     return {"useful": True} if unit.task == Task.KEYFACT_VALIDATION else {"aligned": True}
 
 
-STRATEGIES = {"careful": careful, "random": at_random, "agrees_with_ai": agrees_with_ai}
+def contrary(unit: Unit, asked: list[str], rng: random.Random) -> dict:
+    """Careful on the real units, the opposite of what is expected on every check: fails for sure."""
+    answer = careful(unit, asked, rng)
+    check = _check(unit)
+    if check is not None:
+        for name, value in check.expected.items():
+            if name in asked:
+                answer[name] = not value
+        if answer.get("has_error") is False:
+            answer["error_types"] = []
+    return answer
+
+
+STRATEGIES = {"careful": careful, "random": at_random, "agrees_with_ai": agrees_with_ai, "contrary": contrary}
 
 
 def answers(assignment, strategy, rng: random.Random) -> dict:

@@ -5,8 +5,8 @@ Two worker processes consume the `assist` queue. Two faults:
    the message back to the broker at once;
 2. a whole worker (parent and pool process, as when a machine dies) is SIGKILLed while it holds a task: nobody can
    reject the message, so Redis hands it out again only after the transport's `visibility_timeout`. Production
-   keeps kombu's default (one hour, deploy/OPERATIONS.md); the workers here get 30 s through
-   `app.conf.broker_transport_options`, set in the worker's own command line (nothing in config/ changes).
+   sets it with CELERY_VISIBILITY_TIMEOUT (6 hours by default, deploy/OPERATIONS.md); the workers here get 30 s
+   through `app.conf.broker_transport_options`, set in the worker's own command line.
    A document takes well under 30 s (model load included), so the short timeout never redelivers a task that is
    still running (it would run twice, concurrently).
 """

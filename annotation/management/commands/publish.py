@@ -1,15 +1,19 @@
+import time
+
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.crowd.base import get_provider
-from annotation.crowd.publishing import plan_publish, publish
-from annotation.models import Project, Task
+from annotation.crowd.publishing import plan_publish, publish, publish_start, publishing_is_queued
+from annotation.models import CrowdBatch, Project, Task
 
 
 class Command(BaseCommand):
     help = ("Publish a task's HITs on MTurk, Prolific or as private-link work. Prints exactly what would be "
             "created and what it costs, then asks for confirmation (--yes skips it; --dry-run stops there). "
-            "An interrupted run is resumed by running the command again: nothing is created twice.")
+            "An interrupted run is resumed by running the command again: nothing is created twice. With a broker "
+            "(CELERY_BROKER_URL) the HITs are created by the crowd workers, one task per HIT, and the command "
+            "follows their progress (--no-wait returns once they are queued).")
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
@@ -18,8 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("--sandbox", action="store_true", help="MTurk's sandbox (no money moves)")
         parser.add_argument("--dry-run", action="store_true", help="print the plan and the cost, create nothing")
         parser.add_argument("--yes", action="store_true", help="publish without asking")
+        parser.add_argument("--no-wait", action="store_true",
+                            help="with a broker: return once the HITs are queued for the crowd workers")
 
-    def handle(self, *args, project, task, provider, sandbox, dry_run, yes, verbosity, **options):
+    def handle(self, *args, project, task, provider, sandbox, dry_run, yes, verbosity, no_wait=False, **options):
         target = Project.objects.filter(slug=project).first()
         if target is None:
             raise CommandError(f"no such project: {project!r}")
@@ -49,12 +55,40 @@ class Command(BaseCommand):
             answer = input(f"Publish {len(plan.items)} HITs for up to {estimate['total']} USD? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 raise CommandError("not confirmed; nothing was created")
+        if publishing_is_queued():
+            batch = publish_start(plan=plan)
+            self.stdout.write(f"Queued {len(plan.items)} HITs of batch {batch.public_id} for the crowd workers.")
+            if not no_wait:
+                self.follow(batch, len(plan.items), verbosity)
+            return
         bar = tqdm(total=len(plan.items), desc="publishing", unit="HIT", disable=verbosity < 1,
                    file=self.stderr._out)
         try:
             batch = publish(plan=plan, provider=impl, progress=bar.update)
         except Exception as error:
             raise CommandError(f"publishing stopped ({error}); run the command again to resume") from error
+        finally:
+            bar.close()
+        self.stdout.write(self.style.SUCCESS(f"Published batch {batch.public_id} ({batch.crowd_hits.count()} HITs)."))
+
+    def follow(self, batch: CrowdBatch, total: int, verbosity: int) -> None:
+        """Show the crowd workers' progress from the CrowdHit rows until the batch is published or stuck."""
+        self.stdout.write("Waiting for the crowd workers (Ctrl-C stops waiting, not publishing).")
+        bar = tqdm(total=total, desc="publishing", unit="HIT", disable=verbosity < 1, file=self.stderr._out)
+        try:
+            while True:
+                batch.refresh_from_db(fields=["status"])
+                pending = batch.crowd_hits.filter(published_at__isnull=True)
+                bar.update(max(0, total - pending.count() - bar.n))
+                if batch.status != CrowdBatch.Status.PUBLISHING:
+                    break
+                refused = pending.exclude(failed_at=None)
+                if pending.exists() and not pending.filter(failed_at=None).exists():
+                    raise CommandError(f"{refused.count()} HITs were refused ({refused.first().last_error}); "
+                                       "run the command again to retry them")
+                time.sleep(1)
+        except KeyboardInterrupt:
+            raise CommandError("stopped waiting; the crowd workers go on publishing") from None
         finally:
             bar.close()
         self.stdout.write(self.style.SUCCESS(f"Published batch {batch.public_id} ({batch.crowd_hits.count()} HITs)."))

@@ -103,8 +103,8 @@ def test_postgres_restarted_mid_sync(corpus, mturk, mturk_client):
     real_approve = provider.approve
     calls = []
 
-    def approve_then_crash(claim, feedback):
-        response = real_approve(claim, feedback)
+    def approve_then_crash(claim, feedback, **options):
+        response = real_approve(claim, feedback, **options)
         calls.append(claim.external_assignment_id)
         if len(calls) == 2:
             postgres.restart()
