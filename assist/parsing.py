@@ -216,20 +216,25 @@ def parse_votes(text: str, n_candidates: int) -> list[tuple[bool, str]]:
     return [votes[i] for i in range(n_candidates)]
 
 
-def parse_paraphrase(text: str) -> str:
-    """The rewritten sentence, from `{"paraphrase": ...}` or, failing that, a one-line plain answer."""
+def _one_sentence(text: str, keys: tuple[str, ...], what: str) -> str:
+    """A single sentence from `{"<key>": ...}` (the first of `keys` present) or, failing that, a one-line answer."""
     try:
         value = extract_json(text)
     except ParseError:
         value = None
     if isinstance(value, dict):
-        value = value.get("paraphrase", value.get("sentence"))
+        value = next((value[key] for key in keys if key in value), None)
     elif value is None:
         plain = strip_code_fences(text)
         value = plain if plain and "\n" not in plain and not plain.startswith(("{", "[")) else None
     if not isinstance(value, str) or not value.strip():
-        raise ParseError("The answer has no paraphrase")
+        raise ParseError(f"The answer has no {what}")
     return " ".join(value.strip().strip("\"'").split())
+
+
+def parse_paraphrase(text: str) -> str:
+    """The rewritten sentence, from `{"paraphrase": ...}` or, failing that, a one-line plain answer."""
+    return _one_sentence(text, ("paraphrase", "sentence"), "paraphrase")
 
 
 MAX_REASON_CHARS = 400  # "One short sentence": anything longer is an essay the page would show as a wall of text.
@@ -238,18 +243,7 @@ MAX_REASON_CHARS = 400  # "One short sentence": anything longer is an essay the 
 def parse_reason(text: str) -> str:
     """The explanation, from `{"reason": ...}` or, failing that, a one-line plain answer; see
     assist.prompts.judgment_reason_messages."""
-    try:
-        value = extract_json(text)
-    except ParseError:
-        value = None
-    if isinstance(value, dict):
-        value = value.get("reason", value.get("explanation"))
-    elif value is None:
-        plain = strip_code_fences(text)
-        value = plain if plain and "\n" not in plain and not plain.startswith(("{", "[")) else None
-    if not isinstance(value, str) or not value.strip():
-        raise ParseError("The answer has no reason")
-    reason = " ".join(value.strip().strip("\"'").split())
+    reason = _one_sentence(text, ("reason", "explanation"), "reason")
     if len(reason) > MAX_REASON_CHARS:
         raise ParseError(f"The reason is longer than one short sentence ({len(reason)} characters)")
     return reason

@@ -11,19 +11,12 @@ from annotation.quality.disguise import backend_reasons
 from annotation.services.hits import build_hits
 from assist.llm.registry import clear_backends
 from assist.parsing import ParseError, parse_reason
-from tests.assist.conftest import ChatServer, Reply, chat_reply
+from tests.assist.conftest import Reply, chat_reply, chat_server  # noqa: F401 (chat_server is a fixture)
 from tests.quality.conftest import with_checks
 from tests.work import add_assistance, import_small
 
 pytestmark = pytest.mark.django_db
 Kind = AttentionCheck.Kind
-
-
-@pytest.fixture
-def chat_server():
-    server = ChatServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture
