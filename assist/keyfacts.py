@@ -5,16 +5,14 @@ answering at all, keeps it. The paper drops "those the majority disagree with", 
 cheap: key-fact validation by three annotators (KV) decides in the end, while a wrongly dropped one is lost for good.
 """
 
-import logging
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assist.config import backend_config
-from assist.llm.base import ChatBackend, RetryPolicy, complete_with_retries
+from assist.llm.base import ChatBackend, ResponseCache, RetryPolicy, cache_key, cached_completion
 from assist.parsing import parse_keyfacts, parse_votes
-from assist.prelabel import ResponseCache, cache_key, safe_cache_get, safe_cache_set
 from assist.prompts import (
     KEYFACT_GENERATE_VERSION,
     KEYFACT_VOTE_VERSION,
@@ -22,8 +20,6 @@ from assist.prompts import (
     keyfact_generate_messages,
     keyfact_vote_messages,
 )
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -94,42 +90,23 @@ def generate_keyfacts(
     if max_retries is None:
         max_retries = backend_config().llm_max_retries
     messages = keyfact_generate_messages(source_sentences)
-    key = cache_key(backend.name, backend.model, KEYFACT_GENERATE_VERSION, messages)
-    common = dict(backend=backend.name, prompt_version=KEYFACT_GENERATE_VERSION)
-    hit = safe_cache_get(cache, key)
-    if hit is not None:
-        try:
-            candidates = clean_candidates(parse_keyfacts(hit["text"]), limit)
-        except Exception:
-            logger.warning("Ignoring an unusable cache entry %s", key)
-        else:
-            return KeyFactGeneration(
-                candidates=candidates, status="ok", error="", model=hit.get("model", backend.model),
-                raw_response=hit["text"], latency_ms=0, input_tokens=0, output_tokens=0, attempts=0, cached=True,
-                **common,
-            )
-    outcome = complete_with_retries(
+    result = cached_completion(
         backend,
         messages,
         lambda text: clean_candidates(parse_keyfacts(text), limit),
+        cache=cache,
+        key=cache_key(backend.name, backend.model, KEYFACT_GENERATE_VERSION, messages),
         policy=RetryPolicy(max_retries=max_retries, sleep=sleep),
         max_tokens=1500,
         temperature=0.0,
     )
-    completion = outcome.completion
-    if outcome.ok:
-        safe_cache_set(cache, key, {"text": completion.text, "model": completion.model})
     return KeyFactGeneration(
-        candidates=outcome.value or [],
-        status="ok" if outcome.ok else "failed",
-        error=outcome.error,
-        model=completion.model if completion else backend.model,
-        raw_response=completion.text if completion else "",
-        latency_ms=outcome.latency_ms,
-        input_tokens=outcome.input_tokens,
-        output_tokens=outcome.output_tokens,
-        attempts=outcome.attempts,
-        **common,
+        candidates=result.value or [],
+        status="ok" if result.ok else "failed",
+        error=result.error,
+        backend=backend.name,
+        prompt_version=KEYFACT_GENERATE_VERSION,
+        **result.details(),
     )
 
 
@@ -165,31 +142,19 @@ def vote_keyfacts(
     messages = keyfact_vote_messages(source_sentences, candidates)
     votes: list[list[KeyFactVote]] = [[] for _ in candidates]
     for voter in voters:
-        key = cache_key(voter.name, voter.model, KEYFACT_VOTE_VERSION, messages)
-        answers, model, error = None, voter.model, ""
-        hit = safe_cache_get(cache, key)
-        if hit is not None:
-            try:
-                answers, model = parse_votes(hit["text"], len(candidates)), hit.get("model", voter.model)
-            except Exception:
-                logger.warning("Ignoring an unusable cache entry %s", key)
-        if answers is None:
-            outcome = complete_with_retries(
-                voter,
-                messages,
-                lambda text: parse_votes(text, len(candidates)),
-                policy=RetryPolicy(max_retries=max_retries, sleep=sleep),
-                max_tokens=min(8192, 200 + 120 * len(candidates)),
-            )
-            answers, error = outcome.value, outcome.error
-            if outcome.completion:
-                model = outcome.completion.model
-            if outcome.ok:
-                safe_cache_set(cache, key, {"text": outcome.completion.text, "model": model})
+        result = cached_completion(
+            voter,
+            messages,
+            lambda text: parse_votes(text, len(candidates)),
+            cache=cache,
+            key=cache_key(voter.name, voter.model, KEYFACT_VOTE_VERSION, messages),
+            policy=RetryPolicy(max_retries=max_retries, sleep=sleep),
+            max_tokens=min(8192, 200 + 120 * len(candidates)),
+        )
         for position in range(len(candidates)):
-            if answers is None:
-                votes[position].append(KeyFactVote(voter.name, model, None, "", error))
+            if result.ok:
+                accept, reason = result.value[position]
+                votes[position].append(KeyFactVote(voter.name, result.model, accept, reason))
             else:
-                accept, reason = answers[position]
-                votes[position].append(KeyFactVote(voter.name, model, accept, reason))
+                votes[position].append(KeyFactVote(voter.name, result.model, None, "", result.error))
     return [decide(candidate, candidate_votes) for candidate, candidate_votes in zip(candidates, votes)]

@@ -6,18 +6,26 @@ summary's sentences come back with status "failed" and the reason, and the rest 
 Answers are cached by a digest of everything that decides them, so re-running assistance costs nothing.
 """
 
-import hashlib
-import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from assist.config import backend_config
-from assist.llm.base import ChatBackend, RetryPolicy, SentenceLabeler, complete_with_retries
+from assist.llm.base import (
+    ChatBackend,
+    InMemoryCache,  # noqa: F401 - tests and scripts import it from here.
+    ResponseCache,
+    RetryPolicy,
+    SentenceLabeler,
+    cache_key,
+    cached_completion,
+    complete_with_retries,
+    safe_cache_get,
+    safe_cache_set,
+)
 from assist.parsing import CATEGORY_LABELS, SentenceJudgement, parse_fact_check, parse_reason
 from assist.prompts import FACT_CHECK_VERSION, JUDGMENT_REASON_VERSION, fact_check_messages, judgment_reason_messages
 
@@ -49,60 +57,6 @@ class PreLabelResult:
     output_tokens: int | None
     attempts: int  # Requests sent; 0 for a cache hit.
     cached: bool = False
-
-
-class ResponseCache(Protocol):
-    """Where answers are kept between runs. Values are JSON-serialisable dicts; a DB-backed cache has the same two
-    methods."""
-
-    def get(self, key: str) -> dict[str, Any] | None: ...
-
-    def set(self, key: str, value: dict[str, Any]) -> None: ...
-
-
-class InMemoryCache:
-    """A process-local ResponseCache, for tests and one-off scripts."""
-
-    def __init__(self) -> None:
-        self._values: dict[str, dict[str, Any]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            value = self._values.get(key)
-            return dict(value) if value is not None else None
-
-    def set(self, key: str, value: dict[str, Any]) -> None:
-        with self._lock:
-            self._values[key] = dict(value)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
-def cache_key(backend_name: str, model: str, prompt_version: str, payload: Any) -> str:
-    """sha256 of backend, model, prompt version and the exact input; any change gives a new key."""
-    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256("\x1f".join((backend_name, model, prompt_version, text)).encode()).hexdigest()
-
-
-def safe_cache_get(cache: ResponseCache | None, key: str) -> dict[str, Any] | None:
-    if cache is None:
-        return None
-    try:
-        return cache.get(key)
-    except Exception:  # A broken cache costs a request, never the pre-label.
-        logger.exception("Response cache lookup failed")
-        return None
-
-
-def safe_cache_set(cache: ResponseCache | None, key: str, value: dict[str, Any]) -> None:
-    if cache is None:
-        return
-    try:
-        cache.set(key, value)
-    except Exception:
-        logger.exception("Response cache write failed")
 
 
 def max_tokens_for(n_sentences: int) -> int:
@@ -171,39 +125,19 @@ def prelabel_summary(
     if max_retries is None:
         max_retries = backend_config().llm_max_retries
     messages = fact_check_messages(source_sentences, summary_sentences)
-    key = cache_key(backend.name, backend.model, FACT_CHECK_VERSION, messages)
-    common: dict[str, Any] = dict(backend=backend.name, prompt_version=FACT_CHECK_VERSION)
-
-    hit = safe_cache_get(cache, key)
-    if hit is not None:
-        try:
-            judgements = parse_fact_check(hit["text"], n)
-        except Exception:  # Stale or foreign entry: ask again.
-            logger.warning("Ignoring an unusable cache entry %s", key)
-        else:
-            return _results(
-                judgements, n, model=hit.get("model", backend.model), raw_response=hit["text"],
-                latency_ms=0, input_tokens=0, output_tokens=0, attempts=0, cached=True, **common,
-            )
-
-    policy = RetryPolicy(max_retries=max_retries, base_delay=base_delay, sleep=sleep)
-    outcome = complete_with_retries(
-        backend, messages, lambda text: parse_fact_check(text, n), policy=policy, max_tokens=max_tokens_for(n)
+    result = cached_completion(
+        backend,
+        messages,
+        lambda text: parse_fact_check(text, n),
+        cache=cache,
+        key=cache_key(backend.name, backend.model, FACT_CHECK_VERSION, messages),
+        policy=RetryPolicy(max_retries=max_retries, base_delay=base_delay, sleep=sleep),
+        max_tokens=max_tokens_for(n),
     )
-    completion = outcome.completion
-    details = dict(
-        model=completion.model if completion else backend.model,
-        raw_response=completion.text if completion else "",
-        latency_ms=outcome.latency_ms,
-        input_tokens=outcome.input_tokens,
-        output_tokens=outcome.output_tokens,
-        attempts=outcome.attempts,
-        **common,
-    )
-    if not outcome.ok:
-        return _results(None, n, error=outcome.error, **details)
-    safe_cache_set(cache, key, {"text": completion.text, "model": completion.model})
-    return _results(outcome.value, n, **details)
+    details = dict(backend=backend.name, prompt_version=FACT_CHECK_VERSION, **result.details())
+    if not result.ok:
+        return _results(None, n, error=result.error, **details)
+    return _results(result.value, n, **details)
 
 
 # --- Many summaries at once.

@@ -3,10 +3,12 @@
 Backends turn their transport's failures into three kinds the callers can act on: RateLimited (wait as told, then
 retry), TransientError (retry with backoff) and PermanentError (do not retry: a bad key, an unknown model, a request
 the service refuses). `complete_with_retries` owns the retry policy for all callers (pre-labels, key-facts,
-paraphrases), so the policy is written and tested once.
+paraphrases), so the policy is written and tested once; `cached_completion` puts the response cache in front of it.
 """
 
 import abc
+import hashlib
+import json
 import logging
 import random
 import threading
@@ -236,3 +238,131 @@ def complete_with_retries(
             logger.info("%r attempt %d failed (%s); retrying in %.1fs", backend, attempt, outcome.error, delay)
             policy.sleep(delay)
     return outcome
+
+
+# --- The response cache: an answer is asked for once.
+
+
+class ResponseCache(Protocol):
+    """Where answers are kept between runs. Values are JSON-serialisable dicts; a DB-backed cache has the same two
+    methods."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def set(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+class InMemoryCache:
+    """A process-local ResponseCache, for tests and one-off scripts."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            value = self._values.get(key)
+            return dict(value) if value is not None else None
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._values[key] = dict(value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def cache_key(backend_name: str, model: str, prompt_version: str, payload: Any) -> str:
+    """sha256 of backend, model, prompt version and the exact input; any change gives a new key."""
+    text = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256("\x1f".join((backend_name, model, prompt_version, text)).encode()).hexdigest()
+
+
+def safe_cache_get(cache: ResponseCache | None, key: str) -> dict[str, Any] | None:
+    if cache is None:
+        return None
+    try:
+        return cache.get(key)
+    except Exception:  # A broken cache costs a request, never the pre-label.
+        logger.exception("Response cache lookup failed")
+        return None
+
+
+def safe_cache_set(cache: ResponseCache | None, key: str, value: dict[str, Any]) -> None:
+    if cache is None:
+        return
+    try:
+        cache.set(key, value)
+    except Exception:
+        logger.exception("Response cache write failed")
+
+
+@dataclass(frozen=True)
+class CompletionResult(Generic[T]):
+    """The parsed answer of a cached call with retries, or the last error, and what the call cost. A cache hit costs
+    nothing: no latency, no tokens (0, not unknown), no attempts."""
+
+    value: T | None
+    error: str
+    model: str  # As the service reported it, else as configured.
+    raw_response: str  # The last answer received, parsed or not; "" when none came.
+    latency_ms: int
+    input_tokens: int | None
+    output_tokens: int | None
+    attempts: int
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def details(self) -> dict[str, Any]:
+        """Where the answer came from and what it cost, as the result records of pre-labels and key-facts name it."""
+        return dict(
+            model=self.model,
+            raw_response=self.raw_response,
+            latency_ms=self.latency_ms,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            attempts=self.attempts,
+            cached=self.cached,
+        )
+
+
+def cached_completion(
+    backend: ChatBackend,
+    messages: list[Message],
+    parse: Callable[[str], T],
+    *,
+    cache: ResponseCache | None,
+    key: str,
+    policy: RetryPolicy,
+    **request_options: Any,
+) -> CompletionResult[T]:
+    """The cached answer under `key` when `parse` accepts it, else `complete_with_retries` (with `request_options`:
+    max_tokens, temperature); only an answer that parsed is stored. Raises only what complete_with_retries raises."""
+    hit = safe_cache_get(cache, key)
+    if hit is not None:
+        try:
+            value = parse(hit["text"])
+        except Exception:  # Stale or foreign entry: ask again.
+            logger.warning("Ignoring an unusable cache entry %s", key)
+        else:
+            return CompletionResult(
+                value=value, error="", model=hit.get("model", backend.model), raw_response=hit["text"],
+                latency_ms=0, input_tokens=0, output_tokens=0, attempts=0, cached=True,
+            )
+    outcome = complete_with_retries(backend, messages, parse, policy=policy, **request_options)
+    completion = outcome.completion
+    if outcome.ok:
+        safe_cache_set(cache, key, {"text": completion.text, "model": completion.model})
+    return CompletionResult(
+        value=outcome.value,
+        error=outcome.error,
+        model=completion.model if completion else backend.model,
+        raw_response=completion.text if completion else "",
+        latency_ms=outcome.latency_ms,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        attempts=outcome.attempts,
+    )
