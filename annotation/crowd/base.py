@@ -1,7 +1,8 @@
 """The crowd-provider interface: everything the platform asks of MTurk, Prolific or a private link.
 
-Every outbound decision (approve, reject, bonus, block) is a Decision row executed by the outbox (outbox.py);
-providers answer "already done" as success (`AlreadyDone`) and raise `TransientError` for what a retry may fix.
+Every outbound decision (approve, reject, bonus, block, add a place) is a Decision row executed by the outbox
+(outbox.py); providers answer "already done" as success (`AlreadyDone`) and raise `TransientError` for what a retry
+may fix.
 """
 
 from __future__ import annotations
@@ -153,6 +154,13 @@ class CrowdProvider:
 
     def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
         """Lift what `block` did; lifting a block that is not there succeeds."""
+        raise NotImplementedError
+
+    def add_place(self, claim, *, rejected: bool, token: str, state: dict, checkpoint) -> dict:
+        """Open one more place on the HIT of `claim` (its submission failed its checks), once. `rejected`: the
+        provider holds that submission rejected (our rejection was carried out, no approval since). `token` is the
+        decision's key; `state` and `checkpoint` as in `pay_bonus`, so a repeated attempt never adds a second place.
+        Raises ProviderError, with words a person can act on, when the provider cannot add one."""
         raise NotImplementedError
 
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:

@@ -345,6 +345,56 @@ class MTurkProvider(CrowdProvider):
                   WorkerId=worker_id, Reason=reason)
         return {"unblocked": worker_id}
 
+    def _max_assignments(self, hit_id: str) -> int | None:
+        try:
+            return self.call("get_hit", HITId=hit_id)["HIT"]["MaxAssignments"]
+        except TransientError:
+            raise
+        except ProviderError:
+            return None
+
+    def add_place(self, claim, *, rejected: bool, token: str, state: dict, checkpoint) -> dict:
+        """One more assignment on the claim's HIT. MTurk reopens no assignment it has received, rejected or approved
+        (its MaxAssignments are spent), so `rejected` changes nothing here. CreateAdditionalAssignmentsForHIT with a
+        UniqueRequestToken derived from the decision's key; MaxAssignments is read first and recorded, so a retry,
+        even after the 24 hours MTurk keeps a token, sees that the assignment was added and adds no second one."""
+        hit_id = claim.external_hit_id
+        hit = self.call("get_hit", HITId=hit_id)["HIT"]
+        maximum = hit.get("MaxAssignments")
+        if not isinstance(maximum, int):
+            raise ProviderError(f"MTurk did not say how many assignments HIT {hit_id} has.", code="no_maximum")
+        if "max_before" in state and maximum > state["max_before"]:
+            raise AlreadyDone({**state, "max_assignments": maximum})
+        # "HITs created with fewer than 10 assignments cannot be extended to have 10 or more assignments" (MTurk API
+        # reference, CreateAdditionalAssignmentsForHIT: AWS.MechanicalTurk.InvalidMaximumAssignmentsIncrease); 10 or
+        # more assignments take MTurk's higher fee, which the HIT was not published (nor estimated) at.
+        if maximum < 10 <= maximum + 1:
+            raise ProviderError(
+                f"HIT {hit_id} has {maximum} assignments and MTurk refuses to take a HIT from fewer than 10 to 10 or "
+                "more (its fee changes). MTurk will not offer it again; offer its missing annotation through a "
+                "private link or Prolific.", code="InvalidMaximumAssignmentsIncrease")
+        # An expired HIT is shown to no worker, so an added assignment would never be taken. Its lifetime is the
+        # manager's (FINEGRAIN_HIT_LIFETIME_HOURS, or the batch was expired on purpose): it is not extended here.
+        expiration = hit.get("Expiration")
+        if expiration is not None and expiration <= timezone.now():
+            expired = expiration.astimezone(dt_timezone.utc)
+            raise ProviderError(
+                f"HIT {hit_id} expired on {expired:%Y-%m-%d %H:%M} UTC: MTurk shows an expired HIT to nobody, so "
+                "an added assignment would never be taken. Extend the HIT first (UpdateExpirationForHIT, or the "
+                "requester site), then add the place again from the worker's page.", code="hit_expired")
+        if "max_before" not in state:
+            state["max_before"] = maximum
+            checkpoint(state)
+        try:
+            self.call("create_additional_assignments_for_hit", HITId=hit_id, NumberOfAdditionalAssignments=1,
+                      UniqueRequestToken=request_token(token))
+        except ProviderError as error:
+            # A repeated UniqueRequestToken: MTurk extended the HIT before and says so with an error.
+            if not isinstance(error, TransientError) and (self._max_assignments(hit_id) or 0) > state["max_before"]:
+                raise AlreadyDone({**state, "message": str(error)}) from error
+            raise
+        return {"hit_id": hit_id, "max_assignments": maximum + 1}
+
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:
         failures = []
         for start in range(0, len(worker_ids), 100):  # NotifyWorkers takes at most 100 workers a call

@@ -1,4 +1,4 @@
-"""Carrying out decisions (the outbox): approve, reject, bonus, block, unblock, each a Decision row.
+"""Carrying out decisions (the outbox): approve, reject, bonus, block, unblock, add a place, each a Decision row.
 
 The quality policy (or a manager) writes a Decision with a deterministic idempotency key; `execute_decision`
 claims it with a conditional UPDATE (one executor per attempt, no transaction held across the provider call),
@@ -9,6 +9,11 @@ A manager may overturn a grade after its decision was carried out. Failed to pas
 withdrawn by the policy and never sent; one already sent is reversed by the approval (MTurk's OverrideRejection,
 Prolific's UNREJECT). Passed to failed: an approval cannot be taken back on either platform, so the rejection is
 withdrawn here with the reason. A reward enters the ledger once per provider assignment, whatever approves it.
+
+Adding a place (a failed submission's HIT is offered again): after the submission's own rejection, if one is pending,
+since on Prolific that rejection frees the place by itself; one place per batch at a time, since Prolific takes a new
+total, not an increment; never for a HIT that N counted submissions already fill (withdrawn, with the reason).
+Nothing enters the ledger: a place is not money until the work in it is approved.
 """
 
 import logging
@@ -18,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from ..models import Annotator, CrowdClaim, Decision, LedgerEntry, Project, Provider
+from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry, Project, Provider
 from .base import AlreadyDone, ProviderError, TransientError, get_provider, usd
 
 logger = logging.getLogger(__name__)
@@ -74,6 +79,39 @@ def _block_outstanding(unblock: Decision) -> bool:
                                    status=Decision.Status.PENDING, pk__lt=unblock.pk).exists()
 
 
+def _rejection_pending(place: Decision) -> bool:
+    return Decision.objects.filter(assignment_id=place.assignment_id, kind=Decision.Kind.REJECT,
+                                   status=Decision.Status.PENDING).exists()
+
+
+def _hit_complete(place: Decision) -> bool:
+    """Whether the place is no longer needed: N submissions of its HIT count (another channel filled it, or an
+    override made one count again)."""
+    hit = place.assignment.hit if place.assignment_id else None
+    return hit is not None and Assignment.objects.filter(hit=hit).counted().count() >= hit.project.annotators_per_unit
+
+
+def _stands_rejected(place: Decision) -> bool:
+    """Whether the provider holds the submission rejected: the last approval or rejection carried out for it is a
+    rejection (an approval after it reversed it)."""
+    last = (Decision.objects.filter(assignment_id=place.assignment_id, status=Decision.Status.DONE,
+                                    kind__in=[Decision.Kind.APPROVE, Decision.Kind.REJECT])
+            .order_by("-executed_at", "-pk").first())
+    return last is not None and last.kind == Decision.Kind.REJECT
+
+
+def _claim_place(decision: Decision, claim: CrowdClaim) -> bool:
+    """Claim an attempt at adding a place, unless another place of the same batch is being added (attempted and not
+    finished): under the batch row's lock, so two executors never add places to one study at once."""
+    with transaction.atomic():
+        CrowdBatch.objects.select_for_update().filter(pk=claim.batch_id).first()
+        if Decision.objects.filter(kind=Decision.Kind.EXTEND, status=Decision.Status.PENDING, attempts__gt=0,
+                                   assignment__crowd_claim__batch_id=claim.batch_id).exclude(pk=decision.pk).exists():
+            return False
+        return bool(Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
+                                            attempts=decision.attempts).update(attempts=F("attempts") + 1))
+
+
 def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
     kind = decision.kind
     if provider is None:
@@ -87,6 +125,14 @@ def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
         if kind == Decision.Kind.APPROVE:
             return provider.approve(claim, feedback, reverse_rejection=_rejection_sent(decision))
         return provider.reject(claim, feedback)
+    if kind == Decision.Kind.EXTEND:
+        if decision.annotator.provider == Provider.LINK:
+            return {"local": True}  # a private link has no places on a provider: the local re-offer is all there is
+        if claim is None or claim.batch is None:
+            raise ProviderError("No provider assignment is recorded for this decision's assignment: its HIT's place "
+                                "cannot be reopened on the provider.")
+        return provider.add_place(claim, rejected=_stands_rejected(decision), token=decision.idempotency_key,
+                                  state=dict(decision.provider_response or {}), checkpoint=_checkpoint(decision))
     if kind == Decision.Kind.BONUS:
         if decision.annotator.provider == Provider.LINK:
             return {"local": True}
@@ -156,9 +202,17 @@ def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
                              "Prolific can take an approval back. The failed grade still keeps its labels out.")
     if decision.kind == Decision.Kind.UNBLOCK and _block_outstanding(decision):
         return Decision.Status.PENDING  # lifted after the block it lifts, or the block would land last
+    if decision.kind == Decision.Kind.EXTEND and _rejection_pending(decision):
+        return Decision.Status.PENDING  # on Prolific the rejection frees the place: it must be known first
+    if decision.kind == Decision.Kind.EXTEND and _hit_complete(decision):
+        return _finish(decision, Decision.Status.CANCELLED,
+                       error="Its HIT already has all the submissions that count it needs: no place is reopened.")
     # Claim this attempt: if another executor got here first, the UPDATE matches nothing.
-    claimed = Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
-                                      attempts=decision.attempts).update(attempts=F("attempts") + 1)
+    if decision.kind == Decision.Kind.EXTEND and claim is not None and claim.batch_id:
+        claimed = _claim_place(decision, claim)
+    else:
+        claimed = Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
+                                          attempts=decision.attempts).update(attempts=F("attempts") + 1)
     if not claimed:
         return Decision.Status.PENDING
     decision.attempts += 1

@@ -210,6 +210,32 @@ class ProlificProvider(CrowdProvider):
         checkpoint(state)
         return {"bulk_id": state["bulk_id"], "fees": state["fees"], "paid": True}
 
+    def add_place(self, claim, *, rejected: bool, token: str, state: dict, checkpoint) -> dict:
+        """One more place on the claim's study (a batch is one study: any of its HITs takes the place).
+
+        A rejection frees the place by itself: "REJECTED: Submission has been rejected. The participant is not paid.
+        The study place becomes available for another participant." (docs.prolific.com, API reference, "Submission
+        object"). So a rejected submission needs no call. A failed submission approved anyway keeps its place, so
+        the study's total_available_places is raised by one: PATCH /api/v1/studies/{id}/, the way the prolific-oss
+        CLI's `study increase-places` does it (cmd/study/increase_places.go: places can be increased, never
+        decreased). The field is a total, not an increment, so the total aimed at is recorded before it is sent: a
+        retry that finds the study at it or above adds nothing. The outbox adds one place per study at a time."""
+        if rejected:
+            return {"local": True, "freed_by_rejection": True}
+        path = f"/api/v1/studies/{claim.batch.external_id}/"
+        current = self.call("GET", path).get("total_available_places")
+        if not isinstance(current, int):
+            raise ProviderError(f"Prolific did not say how many places study {claim.batch.external_id} has.",
+                                code="no_places")
+        if "target" in state and current >= state["target"]:
+            raise AlreadyDone({**state, "total_available_places": current})
+        if "target" not in state:
+            state["target"] = current + 1
+            checkpoint(state)
+        study = self.call("PATCH", path, {"total_available_places": state["target"]})
+        return {"study": claim.batch.external_id, "target": state["target"],
+                "total_available_places": study.get("total_available_places", state["target"])}
+
     def block(self, *, worker_id: str, reason: str, project=None) -> dict:
         group = self._group_for_worker(worker_id, project)
         self.call("POST", f"/api/v1/participant-groups/{group}/participants/", {"participant_ids": [worker_id]})

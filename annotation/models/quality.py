@@ -3,7 +3,7 @@
 AttentionCheck: the expected answer of an injected check unit. It lives only here, never on the Unit, and no
 serializer or template reads it: nothing sent to an annotator can tell a check from a real unit.
 Grade: the outcome of grading one submitted assignment, with a manager's recorded override.
-Decision: an intent to approve, reject, pay a bonus or block, written once with a deterministic idempotency key
+Decision: an intent to approve, reject, pay a bonus, block or add a place, written once with a deterministic idempotency key
 and executed by the crowd provider's outbox task, so a decision is never lost and never carried out twice.
 """
 
@@ -68,6 +68,9 @@ class Decision(models.Model):
         BONUS = "bonus", "Bonus"
         BLOCK = "block", "Block"
         UNBLOCK = "unblock", "Unblock"
+        # A failed submission gives its place back (AssignmentQuerySet.holding_a_place); on MTurk and Prolific the
+        # HIT was published with exactly N places, so one more place is opened there (annotation/crowd/outbox.py).
+        EXTEND = "extend", "Add a place"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

@@ -6,6 +6,7 @@ policy twice writes nothing new. Keys:
   bonus:<annotator public_id>:<project slug>:<n>   (the n-th run of `bonus_every_hits` consecutive good HITs)
   block:<annotator public_id>:<project slug>        (the first block; the n-th, after n-1 unblocks, ends in :<n>)
   unblock:<annotator public_id>:<project slug>:<n>  (a manager reactivates the worker: lifts the n-th block)
+  place:<assignment public_id>          (a failed crowd submission: one more place for its HIT on the provider)
 
 Who gets what. Crowd workers (MTurk, Prolific) are paid through their platform: they get approve/reject/bonus
 decisions, and a block decision. In-house annotators (accounts, private links) are not paid through a provider, so
@@ -16,6 +17,13 @@ Pausing: pass rate below `pause_below_pass_rate` over the last `pass_rate_window
 that many exist). Blocking: `block_after_failures` failed submissions in the project. A manager reactivates
 (`annotator_set_status`); for a crowd worker whose block was decided, that writes an unblock decision, and only the
 submissions after it count towards the next pause or block, which gets a key of its own and is carried out again.
+
+Places. A failed submission gives its place on the HIT back here (AssignmentQuerySet.holding_a_place), but MTurk and
+Prolific published the HIT with exactly N places and a failed submission, rejected or approved anyway, does not reopen
+one there (a Prolific rejection does: the outbox records that). So a failed crowd submission also gets an "add a
+place" decision; an override to pass withdraws it while it is pending. One already carried out stays: the HIT may
+then end with one submission more than N, which costs one more reward if it is approved. In-house annotators need
+nothing on a provider: the local re-offer is all there is.
 """
 
 from django.db import transaction
@@ -104,6 +112,13 @@ def apply_policy(grade: Grade, *, user=None) -> list[Decision]:
             _cancel(approve)
             decisions.append(_ensure(reject, kind=Decision.Kind.REJECT, assignment=assignment,
                                      reason=grade.reason, **common))
+        place = f"place:{assignment.public_id}"
+        if grade.counts:
+            _cancel(place)
+        else:
+            decisions.append(_ensure(place, kind=Decision.Kind.EXTEND, assignment=assignment,
+                                     reason="The submission failed its attention checks; its HIT needs another "
+                                            "annotator.", **common))
     history = grade_history(annotator, project)
     if is_paid_through_provider(annotator) and project.bonus_usd > 0:
         for n in range(1, bonuses_earned(history, project.bonus_every_hits) + 1):

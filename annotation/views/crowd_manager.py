@@ -33,6 +33,10 @@ def batch_status(project) -> list[dict]:
             "submitted": claims.filter(status=Assignment.Status.SUBMITTED).count(),
             "approved": decided.filter(kind=Decision.Kind.APPROVE).count(),
             "rejected": decided.filter(kind=Decision.Kind.REJECT).count(),
+            # Places reopened on the provider for failed submissions (a Prolific rejection frees its own): each may
+            # be taken and paid, so the batch may pay up to this many rewards beyond its estimate.
+            "places_added": decided.filter(kind=Decision.Kind.EXTEND).exclude(
+                provider_response__has_key="local").count(),
             "paid": LedgerEntry.objects.filter(batch=batch).aggregate(total=Sum("amount_usd"))["total"]
             or Decimal("0.00"),
         })
@@ -110,7 +114,7 @@ def decide(request, slug, annotator_id):
         messages.error(request, "A decision needs a kind and a reason.")
         return back
     assignment, amount = None, None
-    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT):
+    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT, Decision.Kind.EXTEND):  # a place: on that one's HIT
         assignment = Assignment.objects.filter(public_id=request.POST.get("assignment") or None,
                                                annotator=annotator, hit__project=project,
                                                status=Assignment.Status.SUBMITTED).first()

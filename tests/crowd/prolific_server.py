@@ -54,6 +54,16 @@ def _study_filters(body):
             return "each filter needs filter_id and selected_values or selected_range"
 
 
+def _study_update(body):
+    # A published study's places are raised with PATCH /api/v1/studies/{id}/ {"total_available_places": n}, as the
+    # prolific-oss CLI's `study increase-places` does (cmd/study/increase_places.go): a new total, never lower.
+    if set(body) != {"total_available_places"}:
+        return f"only total_available_places is changed on a published study, got {sorted(body)}"
+    places = body["total_available_places"]
+    if not isinstance(places, int) or isinstance(places, bool) or places < 1:
+        return "total_available_places must be a positive integer (the new total, not an increment)"
+
+
 CHECKS = [
     ("POST", re.compile(r"^/api/v1/participant-groups/$"), _group),
     ("POST", re.compile(r"^/api/v1/participant-groups/[^/]+/participants/$"), _members),
@@ -62,6 +72,7 @@ CHECKS = [
     ("POST", re.compile(r"^/api/v1/messages/bulk/$"), _bulk_message),
     ("POST", re.compile(r"^/api/v1/submissions/[^/]+/transition/$"), _transition),
     ("POST", re.compile(r"^/api/v1/studies/$"), _study_filters),
+    ("PATCH", re.compile(r"^/api/v1/studies/[^/]+/$"), _study_update),
 ]
 
 
@@ -89,6 +100,15 @@ class ProlificServer:
     def route(self, method: str, path: str, fixture: str | None, status: int = 200) -> None:
         self.routes[(method, path)] = (status, fixture)
 
+    def lowers_places(self, path: str, body) -> str | None:
+        """Places are increased, never decreased: compared with what GET on the study answers now."""
+        _, fixture = self.routes.get(("GET", path), (404, None))
+        if fixture and isinstance(body, dict):
+            current = json.loads((FIXTURES / fixture).read_text()).get("total_available_places")
+            if isinstance(current, int) and body.get("total_available_places", current) < current:
+                return f"the study has {current} places; they cannot be decreased"
+        return None
+
     def calls(self, method: str | None = None, path: str | None = None) -> list[Recorded]:
         return [r for r in self.requests if (method is None or r.method == method) and (path is None or r.path == path)]
 
@@ -106,7 +126,10 @@ def start(server_state: ProlificServer):
             status, fixture = server_state.routes.get((self.command, self.path), (404, None))
             body = (FIXTURES / fixture).read_bytes() if fixture else (
                 b'{"error": {"detail": "Not found."}}' if status == 404 else b"")
-            if (problem := refusal(self.command, self.path, server_state.requests[-1].body)) is not None:
+            problem = refusal(self.command, self.path, server_state.requests[-1].body)
+            if problem is None and self.command == "PATCH":
+                problem = server_state.lowers_places(self.path, server_state.requests[-1].body)
+            if problem is not None:
                 status, body = 400, json.dumps({"error": {"detail": problem}}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

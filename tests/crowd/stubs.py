@@ -1,6 +1,6 @@
 """Responses for botocore's Stubber, shaped like MTurk's (the Stubber checks them against the service model)."""
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from botocore.stub import ANY
 
@@ -38,3 +38,15 @@ def expect_create_hit(stubber, hit_id: str, hit_type: str, token=ANY):
 def assignment(assignment_id: str, hit_id: str, worker_id: str, status="Submitted") -> dict:
     return {"AssignmentId": assignment_id, "HITId": hit_id, "WorkerId": worker_id, "AssignmentStatus": status,
             "AcceptTime": NOW, "SubmitTime": NOW, "Answer": "<QuestionFormAnswers/>"}
+
+
+def expect_add_place(stubber, hit_id: str, token=ANY, *, max_assignments: int = 3, expiration: datetime | None = None,
+                     send: bool = True):
+    """GetHIT (MaxAssignments, Expiration: a week ahead unless given), then one CreateAdditionalAssignmentsForHIT."""
+    expiration = expiration or datetime.now(timezone.utc) + timedelta(days=7)
+    stubber.add_response("get_hit", {"HIT": {"HITId": hit_id, "MaxAssignments": max_assignments,
+                                             "Expiration": expiration, "HITStatus": "Reviewable"}},
+                         {"HITId": hit_id})
+    if send:
+        stubber.add_response("create_additional_assignments_for_hit", {}, {
+            "HITId": hit_id, "NumberOfAdditionalAssignments": 1, "UniqueRequestToken": token})

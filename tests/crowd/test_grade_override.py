@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotation.crowd import outbox
 from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Decision, LedgerEntry
 from annotation.quality.policy import grade_and_apply_policy, grade_override
+from tests.crowd.stubs import expect_add_place
 
 pytestmark = pytest.mark.django_db
 HIT = "3HIT" + "0" * 26
@@ -48,7 +49,8 @@ def test_an_approval_after_a_sent_rejection_overrides_it(submitted, mturk, manag
     grade = grade_and_apply_policy(submitted)
     assert not grade.passed
     stubber.add_response("reject_assignment", {}, {"AssignmentId": ASSIGNMENT, "RequesterFeedback": ANY})
-    assert run_outbox(submitted.hit.project, provider) == {"done": 1}
+    expect_add_place(stubber, HIT)  # the failed submission's HIT is offered again on MTurk
+    assert run_outbox(submitted.hit.project, provider) == {"done": 2}
     stubber.assert_no_pending_responses()
 
     grade_override(grade=grade, passed=True, reason="The checks were misread; the answers are right.", user=manager)
@@ -116,7 +118,9 @@ def test_an_approval_cannot_be_taken_back(submitted, mturk, manager):
 
     reject = Decision.objects.get(kind="reject")
     assert reject.status == "pending"
-    assert run_outbox(submitted.hit.project, provider) == {"cancelled": 1}  # and no call to MTurk
+    # No rejection reaches MTurk; the approved, now failed, submission still needs its HIT's place back there.
+    expect_add_place(stubber, HIT)
+    assert run_outbox(submitted.hit.project, provider) == {"cancelled": 1, "done": 1}
     reject.refresh_from_db()
     assert "approved and paid" in reject.last_error and reject.attempts == 0
     assert outbox.spend(submitted.hit.project)["total"] == reward_and_fee()

@@ -15,7 +15,8 @@ from annotation.crowd.publishing import plan_publish, publish
 from annotation.crowd.sync import sync_project
 from annotation.models import Annotator, Assignment, CrowdClaim, Decision, LedgerEntry
 from tests.crowd.conftest import form_for
-from tests.crowd.stubs import assignment as remote, expect_create_hit, expect_hit_type, expect_qualification_types
+from tests.crowd.stubs import assignment as remote, expect_add_place, expect_create_hit, expect_hit_type
+from tests.crowd.stubs import expect_qualification_types
 from tests.crowd.stubs import mturk_id
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +70,7 @@ def test_it_runs_the_whole_cycle(corpus, mturk):
         work_in_iframe(batch, hit_ids[0], worker, n, passing=worker != "A3WORKERCARELESS")
     assert Assignment.objects.filter(status="submitted").count() == 3
     # Nothing is paid or rejected on the page's word alone: the worker ids are not confirmed yet.
-    assert outbox.execute_pending(corpus, providers={("mturk", True): provider}) == {"pending": 6}
+    assert outbox.execute_pending(corpus, providers={("mturk", True): provider}) == {"pending": 7}
 
     # sync: ListAssignmentsForHIT, paginated, confirms the three workers.
     page_one = [remote(mturk_id("3ASG", n), hit_ids[0], worker) for n, worker in enumerate(WORKERS[:2])]
@@ -97,13 +98,15 @@ def test_it_runs_the_whole_cycle(corpus, mturk):
             stubber.add_response("send_bonus", {}, {"WorkerId": claim.worker_id, "BonusAmount": "0.50",
                                                     "AssignmentId": claim.external_assignment_id, "Reason": ANY,
                                                     "UniqueRequestToken": ANY})
+        elif decision.kind == "extend":  # the careless worker's HIT gets one more assignment on MTurk
+            expect_add_place(stubber, claim.external_hit_id)
         elif decision.kind == "block":
             stubber.add_response("create_worker_block", {}, {"WorkerId": "A3WORKERCARELESS", "Reason": ANY})
             stubber.add_response("associate_qualification_with_worker", {}, {
                 "QualificationTypeId": "3BLOCKQUALIFICATIONTYPE00001", "WorkerId": "A3WORKERCARELESS",
                 "IntegerValue": 1, "SendNotification": False})
     assert sorted(Decision.objects.values_list("kind", flat=True)) == sorted(
-        ["approve", "approve", "bonus", "bonus", "reject", "block"])
+        ["approve", "approve", "bonus", "bonus", "reject", "extend", "block"])
 
     result = sync_project(corpus, providers={("mturk", True): provider})
 

@@ -15,7 +15,7 @@ from annotation.crowd import outbox
 from annotation.crowd.sync import sync_project
 from annotation.models import Annotator, CrowdBatch, CrowdClaim, CrowdHit, Decision, LedgerEntry
 from annotation.services.assignment import reserve_next_hit
-from tests.crowd.stubs import assignment as remote
+from tests.crowd.stubs import assignment as remote, expect_add_place
 
 pytestmark = pytest.mark.django_db
 HIT = "3HIT" + "0" * 26
@@ -95,9 +95,11 @@ def test_a_claim_lost_on_our_side_is_recovered(claim, mturk):
                          {"HITId": HIT, "MaxResults": 100, "AssignmentStatuses": ANY})
     # The assignment carries no answers, so its grade fails and the decision is a rejection.
     stubber.add_response("reject_assignment", {}, {"AssignmentId": "3ASG1", "RequesterFeedback": ANY})
+    expect_add_place(stubber, HIT)
     result = sync_project(assignment.hit.project, providers={("mturk", True): provider})
     assert result.recovered == 1 and CrowdClaim.objects.get().assignment == assignment
     assert Decision.objects.get(kind="reject").status == "done"
+    assert Decision.objects.get(kind="extend").status == "done"
 
 
 def test_sync_crowd_refuses_an_unknown_project_and_reports(corpus):
