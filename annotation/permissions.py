@@ -142,15 +142,23 @@ def get_work_project(request, slug: str) -> Project:
     return project
 
 
-def get_own_assignment(request, public_id) -> Assignment:
-    """An assignment of the current annotator, in a project they still work in; 404 for anybody else's."""
+def get_own_assignment(request, public_id, *, with_document: bool = True) -> Assignment:
+    """An assignment of the current annotator, in a project they still work in; 404 for anybody else's.
+
+    `with_document=False` leaves out the HIT's document and summary: saving one answer needs neither, and it is the
+    request annotators send most (benchmarks/hit_load.py).
+    """
     annotator = current_annotator(request)
     if annotator is None:
         raise Http404("No such assignment")
-    # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
-    assignment = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
-                  .defer("hit__document__text", "hit__document__reference", "hit__summary__text")
-                  .filter(public_id=public_id, annotator=annotator).first())
+    if with_document:
+        # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
+        assignments = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
+                       .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
+    else:
+        assignments = Assignment.objects.select_related("hit__project")
+    assignment = assignments.filter(public_id=public_id, annotator=annotator).order_by()[:1]
+    assignment = assignment[0] if assignment else None
     if assignment is None:
         raise Http404("No such assignment")
     assignment.annotator = annotator

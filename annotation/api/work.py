@@ -210,7 +210,7 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"])
     def answers(self, request, public_id=None):
         """Save the answers of one item; the response is the stored label and what it still misses."""
-        assignment = get_own_assignment(request, public_id)
+        assignment = get_own_assignment(request, public_id, with_document=False)
         data = request.data
         if not isinstance(data, dict):  # JSON null, a list, a string or a number (QueryDict is a dict)
             return _problem("The body must be a JSON object: the item's `unit` and its answers.", 400)

@@ -111,8 +111,9 @@ def hit_page(request, assignment_id):
 @require_POST
 def hit_answer(request, assignment_id, position):
     """Save the answers of one item (htmx); the response is the item's save state."""
-    assignment = get_own_assignment(request, assignment_id)
-    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).first()
+    assignment = get_own_assignment(request, assignment_id, with_document=False)
+    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by()[:1]
+    unit = unit[0] if unit else None
     context = {"position": position}
     if unit is None:
         return render(request, "annotation/hit/_state.html", {**context, "error": "There is no such item."},
