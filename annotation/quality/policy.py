@@ -199,8 +199,10 @@ def annotator_set_status(*, annotator: Annotator, status: str, project: Project 
 
     Reactivating a crowd worker who has a block decision in `project` (the policy's or a manager's) not lifted yet
     writes an unblock decision, with who and why; the outbox lifts the block on the provider once the block itself
-    is carried out (annotation/crowd/outbox.py). Reactivating twice writes it once. In-house annotators have no
-    provider-side block: their status is all there is.
+    is carried out (annotation/crowd/outbox.py). Reactivating twice writes it once. Any other reactivation from
+    paused or blocked (in-house annotators, a paused crowd worker) is recorded as an unblock carried out here, with
+    no provider call. Either way the annotator starts afresh: only later submissions count towards the next pause
+    or block, or the old failures would block them again at their next submission.
     """
     if status not in Annotator.Status.values:
         raise OverrideRefused(f"Unknown status {status!r}.")
@@ -209,16 +211,21 @@ def annotator_set_status(*, annotator: Annotator, status: str, project: Project 
         raise OverrideRefused("The reason is too long (2,000 characters at most).")
     # The annotator's lock serialises this with the policy, which reads the unblocks to number the next block.
     locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
+    previous = locked.status
     Annotator.objects.filter(pk=annotator.pk).update(status=status)
     annotator.status = locked.status = status
-    if status == Annotator.Status.ACTIVE and project is not None and is_paid_through_provider(locked):
-        blocks = Decision.objects.filter(annotator=locked, project=project, kind=Decision.Kind.BLOCK).exclude(
-            status=Decision.Status.CANCELLED)
-        last_unblock = _unblocks(locked, project).order_by("-created", "-pk").first()
-        if last_unblock is not None:
-            blocks = blocks.filter(pk__gt=last_unblock.pk)
-        if blocks.exists():
-            _ensure(unblock_key(locked, project, block_number(locked, project)), kind=Decision.Kind.UNBLOCK,
-                    project=project, annotator=locked, created_by=user,
-                    reason=reason or "Reactivated by a project manager.")
+    if status != Annotator.Status.ACTIVE or project is None:
+        return annotator
+    common = dict(kind=Decision.Kind.UNBLOCK, project=project, annotator=locked, created_by=user,
+                  reason=reason or "Reactivated by a project manager.")
+    blocks = Decision.objects.filter(annotator=locked, project=project, kind=Decision.Kind.BLOCK).exclude(
+        status=Decision.Status.CANCELLED)
+    last_unblock = _unblocks(locked, project).order_by("-created", "-pk").first()
+    if last_unblock is not None:
+        blocks = blocks.filter(pk__gt=last_unblock.pk)
+    if is_paid_through_provider(locked) and blocks.exists():
+        _ensure(unblock_key(locked, project, block_number(locked, project)), **common)
+    elif previous != Annotator.Status.ACTIVE:
+        _ensure(unblock_key(locked, project, block_number(locked, project)), **common, status=Decision.Status.DONE,
+                executed_at=timezone.now(), provider_response={"local": True, "reactivated_from": previous})
     return annotator

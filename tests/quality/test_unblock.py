@@ -169,13 +169,23 @@ def test_a_prolific_unblock_names_the_project_whose_blocklist_holds_the_worker(p
                               ("unblock", participant.external_id, project)]
 
 
-def test_in_house_annotators_and_workers_never_blocked_get_no_unblock(project, worker, boss, django_user_model):
+def test_other_reactivations_are_recorded_here_and_start_afresh(project, worker, boss, django_user_model, mturk):
+    providers, stubber = mturk  # No provider call may happen: the Stubber has no response queued.
     in_house = annotator_for(django_user_model.objects.create_user("inhouse"))
     fail(in_house, project, 2)
     in_house.refresh_from_db()
     assert in_house.status == Annotator.Status.BLOCKED
     annotator_set_status(annotator=in_house, status="active", project=project, user=boss)
+    annotator_set_status(annotator=in_house, status="active", project=project, user=boss)  # Already active.
     annotator_set_status(annotator=worker, status="paused", project=project, user=boss)
     annotator_set_status(annotator=worker, status="active", project=project, user=boss)
-    assert not Decision.objects.filter(kind=Decision.Kind.UNBLOCK).exists()
+    unblocks = Decision.objects.filter(kind=Decision.Kind.UNBLOCK).order_by("pk")
+    assert [(d.annotator_id, d.status, d.provider_response["reactivated_from"], d.created_by) for d in unblocks] == [
+        (in_house.pk, Decision.Status.DONE, "blocked", boss), (worker.pk, Decision.Status.DONE, "paused", boss)]
+    assert outbox.execute_pending(project, providers=providers) == {}  # Nothing for a provider to do.
+
+    # The two old failures no longer count: one more failure does not block the in-house annotator again.
+    fail(in_house, project, 1)
     assert Annotator.objects.get(pk=in_house.pk).status == Annotator.Status.ACTIVE
+    fail(in_house, project, 1)
+    assert Annotator.objects.get(pk=in_house.pk).status == Annotator.Status.BLOCKED
