@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def database_url() -> str:
     db = settings.DATABASES["default"]
     # pytest-django has renamed NAME to the test database by now.
-    return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{connection.settings_dict['NAME']}"
+    host = f"{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return f"postgres://{host}/{connection.settings_dict['NAME']}"
 
 
 @contextmanager

@@ -3,8 +3,9 @@
 AttentionCheck: the expected answer of an injected check unit. It lives only here, never on the Unit, and no
 serializer or template reads it: nothing sent to an annotator can tell a check from a real unit.
 Grade: the outcome of grading one submitted assignment, with a manager's recorded override.
-Decision: an intent to approve, reject, pay a bonus, block or add a place, written once with a deterministic idempotency key
-and executed by the crowd provider's outbox task, so a decision is never lost and never carried out twice.
+Decision: an intent to approve, reject, pay a bonus, block, unblock or add a place, written once with a deterministic
+idempotency key and executed by the crowd provider's outbox task, so a decision is never lost and never carried out
+twice.
 """
 
 from django.conf import settings

@@ -29,7 +29,6 @@ from ..models import Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit
 from ..serializers import UnitDisplaySerializer
 
 
-
 def _rate(group, request):
     return settings.FINEGRAIN_LINK_RATE
 
@@ -198,8 +197,6 @@ def link_next(request):
 
 def _render_done(request, context):
     return render(request, "annotation/crowd/done.html", context)
-
-
 
 
 @require_GET

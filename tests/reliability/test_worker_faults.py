@@ -19,7 +19,6 @@ import sys
 import time
 
 import pytest
-from django.conf import settings
 from django.db.models import Count
 
 from annotation.models import Document, Job, KeyFact, Project, SummarySentence
