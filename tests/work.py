@@ -5,13 +5,12 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from assist.models import ContextualMapping, PreLabel
-
 from annotation.importing import import_dataset
 from annotation.models import Annotator, KeyFact, Project, SummarySentence
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
 from annotation.services.hits import build_hits
+from assist.models import ContextualMapping, PreLabel
 
 SMALL_JSONL = Path(__file__).resolve().parent / "fixtures" / "import" / "small.jsonl"
 
@@ -104,3 +103,35 @@ def work_through(annotator: Annotator, project: Project, task: str, *, yes: bool
     assert assignment is not None
     complete(assignment, yes=yes)
     return assignment
+
+
+def race(function, items, *, timeout: float = 120) -> list:
+    """Call `function(item)` for every item on its own thread, all released at once; its results, in item order.
+
+    Each thread closes its own database connection; an exception in any thread fails the caller's test.
+    """
+    import threading
+
+    from django.db import connection
+
+    items = list(items)
+    barrier = threading.Barrier(len(items))
+    results: list = [None] * len(items)
+    errors: list[BaseException] = []
+
+    def run(position, item):
+        try:
+            barrier.wait()
+            results[position] = function(item)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller's thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=pair) for pair in enumerate(items)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert not errors, errors
+    return results

@@ -1,10 +1,14 @@
 """Crowd tests: a real boto3 `mturk` client under botocore's Stubber (no network), a small corpus with its
 attention checks, and helpers that answer a HIT so that it passes or fails its checks."""
 
+from decimal import Decimal
+
 import pytest
 from botocore.stub import Stubber
+from django.utils import timezone
 
 from annotation.crowd.mturk import MTurkProvider
+from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit
 from tests.work import add_assistance, answers_for, build_all, import_small
 
 
@@ -75,3 +79,27 @@ def form_for(assignment, *, passing: bool = True) -> dict:
             else:
                 data[f"u{unit.position}-{name}"] = ("yes" if value else "no") if isinstance(value, bool) else value
     return data
+
+
+# The MTurk ids of the one verified submission of `submitted`.
+SUBMITTED_HIT = "3HIT" + "0" * 26
+SUBMITTED_ASSIGNMENT = "3ASG" + "0" * 25 + "1"
+
+
+@pytest.fixture
+def submitted(corpus):
+    """A verified MTurk submission with no answers: its attention checks fail, so the policy rejects it."""
+    corpus.block_after_failures = 5  # one failure blocks nobody here
+    corpus.save()
+    batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="mturk", sandbox=True, status="published",
+                                      reward_usd=Decimal("0.40"), assignments_per_hit=3)
+    hit = corpus.hits.filter(task="fv").order_by("position").first()
+    CrowdHit.objects.create(batch=batch, hit=hit, request_token="t0", external_id=SUBMITTED_HIT,
+                            published_at=timezone.now())
+    annotator = Annotator.objects.create(provider="mturk", external_id="A1WORKER", qualified_at=timezone.now())
+    assignment = Assignment.objects.create(hit=hit, annotator=annotator, expires_at=timezone.now(),
+                                           status="submitted", submitted_at=timezone.now())
+    CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="mturk", verified=True,
+                              external_assignment_id=SUBMITTED_ASSIGNMENT, external_hit_id=SUBMITTED_HIT,
+                              worker_id="A1WORKER")
+    return assignment

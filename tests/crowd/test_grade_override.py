@@ -6,33 +6,14 @@ from decimal import Decimal
 
 import pytest
 from botocore.stub import ANY
-from django.utils import timezone
 
 from annotation.crowd import outbox
-from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Decision, LedgerEntry
+from annotation.models import Decision, LedgerEntry
 from annotation.quality.policy import grade_and_apply_policy, grade_override
+from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT, SUBMITTED_HIT as HIT
 from tests.crowd.stubs import expect_add_place
 
 pytestmark = pytest.mark.django_db
-HIT = "3HIT" + "0" * 26
-ASSIGNMENT = "3ASG" + "0" * 25 + "1"
-
-
-@pytest.fixture
-def submitted(corpus):
-    """A verified MTurk submission with no answers: its attention checks fail, so the policy rejects it."""
-    corpus.block_after_failures = 5  # one failure blocks nobody here
-    corpus.save()
-    batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="mturk", sandbox=True, status="published",
-                                      reward_usd=Decimal("0.40"), assignments_per_hit=3)
-    hit = corpus.hits.filter(task="fv").order_by("position").first()
-    CrowdHit.objects.create(batch=batch, hit=hit, request_token="t0", external_id=HIT, published_at=timezone.now())
-    annotator = Annotator.objects.create(provider="mturk", external_id="A1WORKER", qualified_at=timezone.now())
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, expires_at=timezone.now(),
-                                           status="submitted", submitted_at=timezone.now())
-    CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="mturk", verified=True,
-                              external_assignment_id=ASSIGNMENT, external_hit_id=HIT, worker_id="A1WORKER")
-    return assignment
 
 
 def run_outbox(project, provider):

@@ -15,17 +15,16 @@ from annotation.crowd import outbox
 from annotation.crowd.mturk import request_token
 from annotation.crowd.prolific import ProlificProvider
 from annotation.crowd.sync import sync_project
-from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Decision, LedgerEntry
+from annotation.models import Annotator, Assignment, CrowdClaim, Decision, LedgerEntry
 from annotation.quality.policy import grade_and_apply_policy, grade_override
 from annotation.services.assignment import available_hits
+from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT, SUBMITTED_HIT as HIT
 from tests.crowd.stubs import assignment as remote, expect_add_place, mturk_id
 from tests.crowd.test_mturk_cycle import publish_fv, work_in_iframe
 from tests.crowd.test_prolific import CARELESS, SESSIONS, STUDY, prolific, verified_submission  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 WORKERS = ["A1WORKERGOODONE", "A2WORKERGOODTWO", "A3WORKERCARELESS", "A4WORKERFOURTH"]
-HIT = "3HIT" + "0" * 26
-ASSIGNMENT = "3ASG" + "0" * 25 + "1"
 
 
 def mturk_providers(provider):
@@ -91,23 +90,6 @@ def test_a_failed_mturk_worker_gets_a_fourth_worker_through_one_added_assignment
     assert Decision.objects.filter(kind="extend").count() == 1  # no second place, no second call
     assert hit not in available_hits(Annotator.objects.create(provider="mturk", external_id="A5LATE",
                                                               qualified_at=dj_timezone.now()), corpus, "fv")
-
-
-@pytest.fixture
-def submitted(corpus):
-    """A verified MTurk submission with no answers: its attention checks fail (as in test_grade_override)."""
-    corpus.block_after_failures = 5
-    corpus.save()
-    batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="mturk", sandbox=True, status="published",
-                                      reward_usd=Decimal("0.40"), assignments_per_hit=3)
-    hit = corpus.hits.filter(task="fv").order_by("position").first()
-    CrowdHit.objects.create(batch=batch, hit=hit, request_token="t0", external_id=HIT, published_at=dj_timezone.now())
-    annotator = Annotator.objects.create(provider="mturk", external_id="A1WORKER", qualified_at=dj_timezone.now())
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, expires_at=dj_timezone.now(),
-                                           status="submitted", submitted_at=dj_timezone.now())
-    CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="mturk", verified=True,
-                              external_assignment_id=ASSIGNMENT, external_hit_id=HIT, worker_id="A1WORKER")
-    return assignment
 
 
 def test_in_house_work_needs_no_place_on_a_provider(submitted, django_user_model):

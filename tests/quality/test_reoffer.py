@@ -3,11 +3,9 @@ submissions count (BRIEF steps 6-7; paper 3.4: N independent annotators per unit
 it; a manager's override that flips a grade takes the place again or frees it."""
 
 import random
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, Grade, Hit, KeyFact, Label, Project, Task
@@ -18,7 +16,7 @@ from annotation.services.assignment import available_hits, reserve_next_hit, sub
 from annotation.services.progress import task_progress
 from tests.quality import scripted
 from tests.quality.scripted import contrary
-from tests.work import build_all, crowd_annotator, import_generated
+from tests.work import build_all, crowd_annotator, import_generated, race
 
 pytestmark = pytest.mark.django_db
 
@@ -158,24 +156,7 @@ def test_annotators_racing_for_a_freed_place_never_overfill_the_hit():
                                                expires_at=now + timedelta(hours=1), submitted_at=now)
         Grade.objects.create(assignment=assignment, passed=passed)
     racers = [crowd_annotator(f"racer-{i}") for i in range(8)]
-    barrier = threading.Barrier(len(racers))
-    got, errors = [], []
-
-    def race(annotator):
-        try:
-            barrier.wait()
-            got.append(reserve_next_hit(annotator, project, Task.FACT_VERIFICATION))
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=race, args=(annotator,)) for annotator in racers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
+    got = race(lambda annotator: reserve_next_hit(annotator, project, Task.FACT_VERIFICATION), racers, timeout=60)
     winners = [assignment for assignment in got if assignment is not None]
     assert len(winners) == 1 and winners[0].hit == hit  # one freed place, one annotator
     assert Assignment.objects.holding_a_place().filter(hit=hit).count() == project.annotators_per_unit
