@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test install browsers serve clean
+.PHONY: demo test lint install browsers serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +17,19 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
+# The web server and a Celery worker beside it on the embedded broker (no Redis needed); Ctrl-C stops both.
 demo: install
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py load_demo
-	$(BIN)/python manage.py runserver $(HOST)
+	$(BIN)/python manage.py run_demo $(HOST)
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The code's style (ruff) and its layers (import-linter: imports point down, no cycles); contracts in pyproject.toml.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 # Debian's Chromium for the browser tests (Playwright's own browser download does not work offline).
 browsers:

@@ -1,7 +1,7 @@
 from django import forms
 from django.conf import settings
 
-from .models import Project
+from corpus.models import Project
 
 
 class ProjectForm(forms.ModelForm):
@@ -10,7 +10,7 @@ class ProjectForm(forms.ModelForm):
         fields = [
             "name", "slug", "description", "annotators_per_unit", "highlight_fraction", "attention_check_rate",
             "assistance", "long_threshold_words", "hourly_wage_usd", "bonus_usd", "bonus_every_hits",
-            "min_approval_rate", "min_approved_hits", "worker_locales",
+            "min_approval_rate", "min_approved_hits", "worker_locales", "offline_threshold",
         ]
 
 

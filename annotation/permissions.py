@@ -1,4 +1,5 @@
-"""Who may see what. Every page and API view asks these functions; nothing else decides access.
+"""Who may see what. Every page and API view asks these functions (and, for who sees a project at all, the ground
+floor's corpus.access, which they build on); nothing else decides access.
 
 A user who is not a member of a project gets a 404, so project slugs do not leak; a member without the needed
 role gets a 403.
@@ -11,41 +12,11 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from .models import Annotator, Assignment, Hit, Label, Membership, Project, Unit
+# Pages and API views of annotation reach every access rule through this module, those of the corpus included.
+from corpus.access import can_manage, get_managed_project, get_project, projects_visible_to, role_in  # noqa: F401
+from corpus.models import Document, KeyFact, Membership, Project, Summary
 
-
-def projects_visible_to(user) -> QuerySet[Project]:
-    if not user.is_authenticated:
-        return Project.objects.none()
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
-
-
-def role_in(project: Project, user) -> str | None:
-    if not user.is_authenticated:
-        return None
-    if user.is_superuser:
-        return Membership.Role.MANAGER
-    return project.role_of(user)
-
-
-def get_project(user, slug: str, *, role: str | None = None) -> Project:
-    """The project if `user` is a member (with `role`, when given); 404 for outsiders, 403 for the wrong role."""
-    try:
-        project = Project.objects.get(slug=slug)
-    except Project.DoesNotExist:
-        raise Http404("No such project") from None
-    user_role = role_in(project, user)
-    if user_role is None:
-        raise Http404("No such project")
-    if role is not None and user_role != role:
-        raise PermissionDenied(f"This needs the {role} role in {project.name}.")
-    return project
-
-
-def get_managed_project(user, slug: str) -> Project:
-    return get_project(user, slug, role=Membership.Role.MANAGER)
+from .models import Annotator, Assignment, Hit, Label, Unit
 
 
 def get_managed_hit(user, slug: str, public_id) -> Hit:
@@ -58,11 +29,6 @@ def get_managed_hit(user, slug: str, public_id) -> Hit:
     return hit
 
 
-def can_manage(user) -> bool:
-    """May create new projects: staff accounts (managers are made staff by `load_demo` and the ops guide)."""
-    return user.is_authenticated and (user.is_staff or user.is_superuser)
-
-
 # --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else, so that a
 # session-bound identity (a private link, a crowd worker arriving from MTurk or Prolific) can plug in here later.
 
@@ -71,13 +37,12 @@ def current_annotator(request) -> Annotator | None:
     if hasattr(request, "_finegrain_annotator"):
         return request._finegrain_annotator
     annotator = None
-    # --- crowd hook (issue #7): a signed crowd/link session token wins over the log-in; see annotation/crowd.
+    # A signed crowd/link session token wins over the log-in (annotation.crowd.tokens).
     from .crowd.tokens import session_of
 
     if (session := session_of(request)) is not None:
         request._finegrain_annotator = session.annotator
         return session.annotator
-    # --- end crowd hook
     user = request.user
     if user.is_authenticated:
         try:
@@ -107,17 +72,17 @@ def annotator_required(view):
 
 
 def may_work_in(annotator: Annotator, project: Project) -> bool:
-    """Accounts work in projects where they hold the annotator role; blocked or paused annotators nowhere."""
-    if not annotator.may_work:
+    """Accounts work in projects where they hold the annotator role; annotators blocked or paused in a project not
+    there (their status is per project)."""
+    if annotator.status_in(project) != Annotator.Status.ACTIVE:
         return False
     if annotator.provider == Annotator.Provider.ACCOUNT:
         return annotator.user_id is not None and project.memberships.filter(
             user_id=annotator.user_id, role=Membership.Role.ANNOTATOR).exists()
-    # --- crowd hook (issue #7)
+    # A crowd worker works where a provider sent them, a link holder where the link points (annotation.crowd.tokens).
     from .crowd.tokens import crowd_may_work
 
     return crowd_may_work(annotator, project)
-    # --- end crowd hook
 
 
 def work_projects(annotator: Annotator) -> QuerySet[Project]:
@@ -134,10 +99,13 @@ def get_work_project(request, slug: str) -> Project:
     if project is None or annotator is None:
         raise Http404("No such project")
     if not may_work_in(annotator, project):
-        if annotator.user is not None and role_in(project, annotator.user) is not None and annotator.may_work:
+        status = annotator.status_in(project)
+        if annotator.user is not None and role_in(project, annotator.user) is not None \
+                and status == Annotator.Status.ACTIVE:
             raise PermissionDenied("Only the project's annotators take HITs; managers see them on the HIT pages.")
-        if not annotator.may_work:
-            raise PermissionDenied(f"Your annotator account is {annotator.get_status_display().lower()}.")
+        if status != Annotator.Status.ACTIVE and (annotator.user is None or role_in(project, annotator.user)):
+            raise PermissionDenied(f"Your annotator account is {Annotator.Status(status).label.lower()} in "
+                                   f"{project.name}.")
         raise Http404("No such project")
     return project
 
@@ -175,30 +143,64 @@ def managed_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user, memberships__role=Membership.Role.MANAGER).distinct()
 
 
-def hits_visible_to(request) -> QuerySet[Hit]:
-    """Managers see every HIT of their projects; an annotator sees the HITs they hold an assignment for."""
+# --- What an annotator may read. Attention checks must look exactly like real units (paper 3.4, G.3), so an
+# annotator reads the corpus only as its own HITs show it: a HIT's units (their display snapshot) and its document's
+# sentences, while it holds the HIT (reserved, or lapsed: its page still shows it, to be renewed) or has submitted
+# it, in a project it still works in; not once it returned it. The corpus itself (summaries and their sentence
+# lists, key-facts and their status, documents' metadata and reference summaries) is for the project's managers:
+# set beside a HIT's units, it shows exactly which units are checks. Every page and API list takes its rows from
+# the selectors below.
+
+READABLE_STATUSES = (Assignment.Status.RESERVED, Assignment.Status.EXPIRED, Assignment.Status.SUBMITTED)
+
+
+def readable_assignments(request) -> QuerySet[Assignment]:
+    """The current annotator's assignments whose HITs it may read (held or submitted, where it still works)."""
     annotator = current_annotator(request)
-    own = Q(assignments__annotator=annotator) if annotator else Q(pk__in=[])
-    return Hit.objects.filter(Q(project__in=managed_projects(request.user)) | own).distinct()
+    if annotator is None:
+        return Assignment.objects.none()
+    own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
+    projects = Project.objects.filter(pk__in=own.values("hit__project_id"))
+    return own.filter(hit__project_id__in=[project.pk for project in projects if may_work_in(annotator, project)])
+
+
+def hits_visible_to(request) -> QuerySet[Hit]:
+    """Managers see every HIT of their projects; an annotator the HITs it may read."""
+    own = readable_assignments(request).values("hit_id")
+    return Hit.objects.filter(Q(project__in=managed_projects(request.user)) | Q(pk__in=own))
 
 
 def units_visible_to(request) -> QuerySet[Unit]:
-    annotator = current_annotator(request)
-    own = Q(hit__assignments__annotator=annotator) if annotator else Q(pk__in=[])
-    return Unit.objects.filter(Q(hit__project__in=managed_projects(request.user)) | own).distinct()
+    own = readable_assignments(request).values("hit_id")
+    return Unit.objects.filter(Q(hit__project__in=managed_projects(request.user)) | Q(hit_id__in=own))
 
 
 def assignments_visible_to(request) -> QuerySet[Assignment]:
-    annotator = current_annotator(request)
-    own = Q(annotator=annotator) if annotator else Q(pk__in=[])
-    return Assignment.objects.filter(Q(hit__project__in=managed_projects(request.user)) | own)
+    own = readable_assignments(request).values("pk")
+    return Assignment.objects.filter(Q(hit__project__in=managed_projects(request.user)) | Q(pk__in=own))
 
 
 def labels_visible_to(request) -> QuerySet[Label]:
     """Managers see every label of their projects; an annotator only their own, never another annotator's."""
-    annotator = current_annotator(request)
-    own = Q(annotator=annotator) if annotator else Q(pk__in=[])
-    return Label.objects.filter(Q(unit__hit__project__in=managed_projects(request.user)) | own)
+    own = readable_assignments(request).values("pk")
+    return Label.objects.filter(Q(unit__hit__project__in=managed_projects(request.user)) | Q(assignment__in=own))
+
+
+def documents_visible_to(request) -> QuerySet[Document]:
+    """Managers see their projects' documents; an annotator the documents of the HITs it may read (and of those
+    only what the HIT page shows: annotation.api.corpus leaves out the rest)."""
+    own = readable_assignments(request).values("hit__document_id")
+    return Document.objects.filter(Q(project__in=managed_projects(request.user)) | Q(pk__in=own))
+
+
+def summaries_visible_to(user) -> QuerySet[Summary]:
+    """Managers only: a summary's own sentence list, set beside an FV or KA HIT, tells its checks apart."""
+    return Summary.objects.filter(document__project__in=managed_projects(user))
+
+
+def keyfacts_visible_to(user) -> QuerySet[KeyFact]:
+    """Managers only: the document's key-facts and their status, set beside a KV or KA HIT, tell its checks apart."""
+    return KeyFact.objects.filter(document__project__in=managed_projects(user))
 
 
 # --- Quality control (annotation/quality/): managers only.
@@ -210,6 +212,38 @@ def get_project_annotator(user, slug: str, public_id) -> tuple[Project, Annotato
     if annotator is None:
         raise Http404("No such annotator in this project")
     return project, annotator
+
+
+def get_annotator_standing(user, slug: str, public_id):
+    """An annotator's standing (status, screening) in a project `user` manages, for a manager to change there and
+    nowhere else: 404 for a project `user` does not manage or an annotator who never worked in it, 403 for the
+    project's annotators. Managing project A gives no say over the annotator's standing in project B."""
+    from .models import ProjectAnnotator
+
+    project, annotator = get_project_annotator(user, slug, public_id)
+    return ProjectAnnotator.objects.get_or_create(project=project, annotator=annotator)[0]
+
+
+def get_screening_project(request, slug: str) -> Project:
+    """The project whose screening test the current annotator may take: an account with the annotator role there, or
+    a private link or Prolific session of that project (the session names it). MTurk workers take MTurk's own copy
+    of the test. 404 for anybody else."""
+    from .crowd.tokens import session_of
+
+    annotator = current_annotator(request)
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or annotator is None:
+        raise Http404("No such project")
+    session = session_of(request)
+    if session is not None:
+        if session.project_id != project.pk or session.provider not in (Annotator.Provider.LINK,
+                                                                         Annotator.Provider.PROLIFIC):
+            raise Http404("No such project")
+        return project
+    if annotator.provider == Annotator.Provider.ACCOUNT and annotator.user_id is not None and \
+            project.memberships.filter(user_id=annotator.user_id, role=Membership.Role.ANNOTATOR).exists():
+        return project
+    raise Http404("No such project")
 
 
 def grades_visible_to(user) -> QuerySet:

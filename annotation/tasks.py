@@ -1,14 +1,19 @@
-"""Periodic work of the annotation app (Celery beat runs it; see CELERY_BEAT_SCHEDULE in settings)."""
+"""The annotation app's Celery tasks: long work started from its pages (HIT building), and periodic work
+that beat runs (CELERY_BEAT_SCHEDULE in settings). Each task takes ids and calls one service."""
 
 from celery import shared_task
 
 from .services.assignment import release_expired as release_expired_reservations
+from .services.hits import hits_build_run
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def hits_build_task(job_id: int) -> None:
+    # Rerunnable: building creates only the HITs that are missing.
+    hits_build_run(job_id=job_id)
 
 
 @shared_task(name="annotation.tasks.release_expired")
 def release_expired() -> int:
     """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
     return release_expired_reservations()
-
-# --- crowd hook (issue #7): the outbox tasks live in annotation/crowd/tasks.py; import them so workers know them.
-from .crowd import tasks as crowd_tasks  # noqa: E402,F401

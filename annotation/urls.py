@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from .views import crowd, crowd_manager, hits, progress, projects, quality, work
+from .views import crowd, crowd_manager, hits, jobs, progress, projects, quality, work
 
 
 class TaskConverter:
@@ -22,6 +22,8 @@ urlpatterns = [
     path("projects/<slug:slug>/", projects.project_detail, name="project_detail"),
     path("projects/<slug:slug>/import/", projects.import_upload, name="import_upload"),
     path("projects/<slug:slug>/documents/<int:pk>/", projects.document_detail, name="document_detail"),
+    # Long work of every kind: the job's page, and the fragment its pages poll.
+    path("projects/<slug:slug>/jobs/<int:pk>/", jobs.job_status, name="job_status"),
     # The manager's view of the annotation work.
     path("projects/<slug:slug>/progress/", progress.progress, name="progress"),
     path("projects/<slug:slug>/hits/", progress.hit_list, name="hit_list"),
@@ -38,12 +40,12 @@ urlpatterns = [
          name="annotator_status"),
     path("projects/<slug:slug>/quality/grades/<uuid:assignment_id>/override/", quality.grade_override_view,
          name="grade_override"),
-    path("work/screening/", quality.screening, name="work_screening"),
+    path("work/<slug:slug>/screening/", quality.screening, name="work_screening"),
     # The annotator's pages.
     path("work/", work.work_home, name="work_home"),
     path("work/instructions/", work.instructions, name="work_instructions"),
     path("work/<slug:slug>/<task:task>/next/", work.start_next, name="work_next"),
-    # crowd hook (issue #7): `crowd_aware` lets a worker with a signed session token (MTurk, Prolific, private
+    # `crowd_aware` lets a worker with a signed session token (MTurk, Prolific, private
     # link) use the same HIT views; without a token they behave exactly as before (log-in and CSRF cookie).
     path("work/hits/<uuid:assignment_id>/", crowd.crowd_aware(hits.hit_page), name="hit_page"),
     path("work/hits/<uuid:assignment_id>/answers/<int:position>/", crowd.crowd_aware(hits.hit_answer, kind="answer"),

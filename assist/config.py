@@ -1,8 +1,9 @@
 """Settings for the AI assistance, read in one place.
 
 The assist modules are plain Python so that tests, scripts and Celery workers can use them without a configured
-Django. `backend_config()` reads `django.conf.settings` lazily when Django is configured, the environment otherwise,
-and falls back to defaults that run on one laptop (the offline labeler, the bundled embedding model).
+Django. `backend_config()` reads `django.conf.settings` lazily when Django is configured, the environment otherwise.
+`BackendConfig`'s field defaults are the only place the defaults are written (they run on one laptop: the offline
+labeler, the bundled embedding model); config/settings.py reads each variable with them.
 """
 
 import os
@@ -48,6 +49,10 @@ class BackendConfig:
             raise ConfigError(
                 f"FINEGRAIN_OFFLINE_THRESHOLD is a cosine similarity in [-1, 1], got {self.offline_threshold}"
             )
+
+
+# The defaults, for settings.py and for the backends' own keyword defaults.
+DEFAULTS = BackendConfig()
 
 
 def setting_name(field_name: str) -> str:

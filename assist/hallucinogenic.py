@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.models import Project
+from corpus.models import Project
 
 from .llm.registry import get_backend
 from .models import PreLabel
@@ -25,7 +25,8 @@ class Selection:
 
 
 @transaction.atomic
-def hallucinogenic_select(*, project: Project, per_domain: int, seed: int, backend_name: str | None = None) -> Selection:
+def hallucinogenic_select(*, project: Project, per_domain: int, seed: int,
+                          backend_name: str | None = None) -> Selection:
     """Mark each document hallucinogenic or not, from the current backend's successful pre-labels, and sample."""
     backend = get_backend(backend_name)
     flagged_ids = set(
@@ -42,5 +43,6 @@ def hallucinogenic_select(*, project: Project, per_domain: int, seed: int, backe
         if pk in flagged_ids:
             by_domain.setdefault(domain, []).append(uid)
     rng = random.Random(seed)
-    sampled = {domain: sorted(rng.sample(uids, min(per_domain, len(uids)))) for domain, uids in sorted(by_domain.items())}
+    sampled = {domain: sorted(rng.sample(uids, min(per_domain, len(uids))))
+               for domain, uids in sorted(by_domain.items())}
     return Selection(flagged=len(flagged_ids), total=len(documents), sampled=sampled)

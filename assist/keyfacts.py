@@ -1,4 +1,4 @@
-"""Key-fact candidates (paper B.3, BRIEF step 4): one LLM proposes up to 20, other LLMs vote, the majority decides.
+"""Key-fact candidates (paper B.3): one LLM proposes up to 20, other LLMs vote, the majority decides.
 
 Tie rule: a candidate is kept unless a strict majority of the voters that answered rejects it. A tie, or no voter
 answering at all, keeps it. The paper drops "those the majority disagree with", and keeping a doubtful candidate is

@@ -1,4 +1,4 @@
-"""Paraphrases of key-facts, for key-fact alignment attention checks (paper G.3, BRIEF step 7).
+"""Paraphrases of key-facts, for key-fact alignment attention checks (paper G.3).
 
 One KA check shows a fake summary sentence that restates a human key-fact: an attentive annotator must align the two.
 The sentence must therefore say the same thing in other words, adding and dropping nothing. With an LLM configured,

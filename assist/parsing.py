@@ -17,7 +17,6 @@ ENTITY = "entity"
 RELATION = "relation"
 SENTENCE = "sentence"
 CATEGORIES = (NO_ERROR, OUT_OF_ARTICLE, ENTITY, RELATION, SENTENCE)
-ERROR_CATEGORIES = (OUT_OF_ARTICLE, ENTITY, RELATION, SENTENCE)
 # How the prompt spells them (assist.prompts); also used in error messages.
 CATEGORY_LABELS = {
     NO_ERROR: "no error",
@@ -88,7 +87,7 @@ def extract_json(text: str) -> Any:
     raise ParseError(f"The answer's JSON is malformed ({first_error})")
 
 
-def _as_list(value: Any, keys: tuple[str, ...], what: str) -> list[Any]:
+def as_list(value: Any, keys: tuple[str, ...], what: str) -> list[Any]:
     """Accept a bare list or an object holding one (`{"key_facts": [...]}`); `keys` are tried first."""
     if isinstance(value, list):
         return value
@@ -114,7 +113,7 @@ def normalise_category(value: Any) -> str:
     raise ParseError(f"Unknown category {value!r} (expected one of: {', '.join(CATEGORY_LABELS.values())})")
 
 
-def _index(item: dict[str, Any], keys: tuple[str, ...], position: int, count: int) -> int:
+def item_index(item: dict[str, Any], keys: tuple[str, ...], position: int, count: int) -> int:
     """The 1-based number the model gave an item, as a 0-based index."""
     for key in keys:
         if key not in item:
@@ -135,15 +134,15 @@ def _index(item: dict[str, Any], keys: tuple[str, ...], position: int, count: in
     raise ParseError(f"Item {position}: missing the number ({' or '.join(repr(k) for k in keys[:2])})")
 
 
-def _reason(item: dict[str, Any], label: str) -> str:
+def item_reason(item: dict[str, Any], label: str) -> str:
     reason = item.get("reason", item.get("explanation"))
     if not isinstance(reason, str) or not reason.strip():
         raise ParseError(f"{label}: empty reason")
     return " ".join(reason.split())
 
 
-def _items(text: str, keys: tuple[str, ...], what: str, count: int) -> list[dict[str, Any]]:
-    items = _as_list(extract_json(text), keys, what)
+def numbered_items(text: str, keys: tuple[str, ...], what: str, count: int) -> list[dict[str, Any]]:
+    items = as_list(extract_json(text), keys, what)
     if len(items) != count:
         raise ParseError(f"Expected {count} {what}, one per numbered item, got {len(items)}")
     for position, item in enumerate(items, start=1):
@@ -154,10 +153,10 @@ def _items(text: str, keys: tuple[str, ...], what: str, count: int) -> list[dict
 
 def parse_fact_check(text: str, n_sentences: int) -> list[SentenceJudgement]:
     """One judgement per summary sentence, in sentence order; see assist.prompts.fact_check_messages."""
-    items = _items(text, ("judgements", "judgments", "sentences", "results"), "judgements", n_sentences)
+    items = numbered_items(text, ("judgements", "judgments", "sentences", "results"), "judgements", n_sentences)
     judgements: dict[int, SentenceJudgement] = {}
     for position, item in enumerate(items, start=1):
-        index = _index(item, ("sentence", "sentence_id", "index", "id"), position, n_sentences)
+        index = item_index(item, ("sentence", "sentence_id", "index", "id"), position, n_sentences)
         if index in judgements:
             raise ParseError(f"Sentence {index + 1} is judged twice")
         label = f"Sentence {index + 1}"
@@ -165,7 +164,7 @@ def parse_fact_check(text: str, n_sentences: int) -> list[SentenceJudgement]:
             category = normalise_category(item.get("category"))
         except ParseError as error:
             raise ParseError(f"{label}: {error.reason}") from None
-        judgements[index] = SentenceJudgement(index=index, category=category, reason=_reason(item, label))
+        judgements[index] = SentenceJudgement(index=index, category=category, reason=item_reason(item, label))
     return [judgements[i] for i in range(n_sentences)]
 
 
@@ -176,7 +175,7 @@ def _clean_fact(text: str) -> str:
 
 def parse_keyfacts(text: str) -> list[str]:
     """A list of key-fact strings, cleaned of bullets and quotes; empty entries are dropped."""
-    items = _as_list(extract_json(text), ("key_facts", "key facts", "keyfacts", "facts"), "key-facts")
+    items = as_list(extract_json(text), ("key_facts", "key facts", "keyfacts", "facts"), "key-facts")
     facts = []
     for position, item in enumerate(items, start=1):
         if isinstance(item, dict):
@@ -190,7 +189,7 @@ def parse_keyfacts(text: str) -> list[str]:
     return facts
 
 
-def _yes_no(value: Any, label: str) -> bool:
+def yes_no(value: Any, label: str) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -204,15 +203,15 @@ def _yes_no(value: Any, label: str) -> bool:
 
 def parse_votes(text: str, n_candidates: int) -> list[tuple[bool, str]]:
     """(accept, reason) per candidate key-facts, in candidate order; see assist.prompts.keyfact_vote_messages."""
-    items = _items(text, ("votes", "answers", "results"), "votes", n_candidates)
+    items = numbered_items(text, ("votes", "answers", "results"), "votes", n_candidates)
     votes: dict[int, tuple[bool, str]] = {}
     for position, item in enumerate(items, start=1):
-        index = _index(item, ("candidate", "statement_id", "statement", "id", "index"), position, n_candidates)
+        index = item_index(item, ("candidate", "statement_id", "statement", "id", "index"), position, n_candidates)
         if index in votes:
             raise ParseError(f"Candidate {index + 1} is voted on twice")
         label = f"Candidate {index + 1}"
         answer = item.get("response", item.get("answer", item.get("useful")))
-        votes[index] = (_yes_no(answer, label), _reason(item, label))
+        votes[index] = (yes_no(answer, label), item_reason(item, label))
     return [votes[i] for i in range(n_candidates)]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
-from annotation.models import Document, KeyFact, SummarySentence
+from corpus.models import Document, KeyFact, SummarySentence
 
 from . import embeddings
 from .cache import DatabaseCache
@@ -49,13 +49,15 @@ def sentences_digest(sentences: list[str]) -> str:
 
 
 def document_vectors(document: Document, source: list[str], report: StepReport, *, targets: list[str] = (),
-                     known: dict | None = None) -> np.ndarray:
+                     known: dict | None = None, model_path: str | None = None) -> np.ndarray:
     """The document's sentence embeddings: from the database when current, else computed once and stored.
 
     When they must be computed, `targets` (texts the run will map) are embedded in the same call and put in
     `known`: one call fills the model's batches better than two (benchmarks/mapping_bench.py).
+    `model_path` names another model than the configured one (an evaluator run may choose its own).
     """
-    identity = embeddings.model_identity(backend_model_path())
+    model_path = model_path or backend_model_path()
+    identity = embeddings.model_identity(model_path)
     digest = sentences_digest(source)
     stored = DocumentEmbedding.objects.filter(
         document=document, model_name=identity.name, model_version=identity.version
@@ -64,7 +66,7 @@ def document_vectors(document: Document, source: list[str], report: StepReport, 
         return stored.matrix()
     known = {} if known is None else known
     extra = [text for text in dict.fromkeys(targets) if text not in known]
-    encoded = embeddings.encode(source + extra, model_path=backend_model_path())
+    encoded = embeddings.encode(source + extra, model_path=model_path)
     vectors = encoded[:len(source)]
     known.update(zip(extra, encoded[len(source):]))
     DocumentEmbedding.objects.update_or_create(
@@ -158,7 +160,8 @@ def prelabel_document(document: Document, backend: ChatBackend, report: StepRepo
         for sentences in pending:
             texts = [s.text for s in sentences]
             started = time.perf_counter()
-            judgements = backend.judge(source, texts, vectors["source"], encode_targets(texts, vectors))
+            judgements = backend.judge(source, texts, vectors["source"], encode_targets(texts, vectors),
+                                       speakers=vectors["speakers"])
             latency = int((time.perf_counter() - started) * 1000)
             store_prelabels(sentences, backend.name, version, [
                 dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="", latency_ms=latency,
@@ -211,7 +214,8 @@ def generate_document_keyfacts(document: Document, backend: ChatBackend, report:
         report.notes.append(f"{document.uid}: key-fact generation failed ({generation.error or 'no candidates'})")
         return
     voters = get_voter_backends()
-    verdicts = vote_keyfacts(voters, vectors["source_text"], generation.candidates, cache=DatabaseCache()) if voters else []
+    verdicts = (vote_keyfacts(voters, vectors["source_text"], generation.candidates, cache=DatabaseCache())
+                if voters else [])
     with transaction.atomic():
         for index, candidate in enumerate(generation.candidates):
             verdict = verdicts[index] if verdicts else None
@@ -224,14 +228,31 @@ def generate_document_keyfacts(document: Document, backend: ChatBackend, report:
                                            reason=vote.reason or vote.error or "")
     report.keyfacts_generated += len(generation.candidates)
     if not voters:
-        report.notes.append("No voter backends configured (FINEGRAIN_LLM_VOTER_BACKENDS): candidates were not voted on.")
+        report.notes.append("No voter backends configured (FINEGRAIN_LLM_VOTER_BACKENDS): "
+                            "candidates were not voted on.")
 
 
-def assist_document(document: Document, steps: tuple[str, ...] = STEPS, backend: ChatBackend | None = None) -> StepReport:
+def project_backend(project, backend: ChatBackend | None = None) -> ChatBackend:
+    """The pre-labeling backend for `project` (default: the configured one). The offline labeler takes the project's
+    threshold when it has one (Project.offline_threshold, set by calibrate_offline): every judgment of the project's
+    sentences, pre-labels and attention checks alike, should come from this backend."""
+    backend = backend or get_backend()
+    if isinstance(backend, OfflineSimilarityBackend) and project.offline_threshold is not None:
+        return backend.with_threshold(float(project.offline_threshold))
+    return backend
+
+
+def document_speakers(document: Document) -> list[str]:
+    """A dialogue's speaker labels, which the offline labeler accepts as support for the names a summary uses."""
+    return sorted(set(document.sentences.exclude(speaker="").values_list("speaker", flat=True)))
+
+
+def assist_document(document: Document, steps: tuple[str, ...] = STEPS,
+                    backend: ChatBackend | None = None) -> StepReport:
     report = StepReport()
     source = list(document.sentences.order_by("index").values_list("text", flat=True))
-    vectors: dict = {"source_text": source}
-    backend = backend or get_backend()
+    vectors: dict = {"source_text": source, "speakers": document_speakers(document)}
+    backend = project_backend(document.project, backend)
     needs_vectors = "mapping" in steps or isinstance(backend, OfflineSimilarityBackend)
     if needs_vectors:
         sentences, keyfacts = unmapped_targets(document) if "mapping" in steps else ([], [])

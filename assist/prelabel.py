@@ -1,4 +1,4 @@
-"""AI pre-labels with reasons (paper B.2, BRIEF step 3): a category and a one-sentence reason per summary sentence.
+"""AI pre-labels with reasons (paper B.2): a category and a one-sentence reason per summary sentence.
 
 Used twice: to select hallucinogenic documents and as the "machine-based reasoning" shown in fact verification
 (paper 3.4). A summary is one request. A failure never escapes as an exception: after a bounded number of retries the
@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from django.conf import settings
 
 from assist.config import backend_config
 from assist.llm.base import (
@@ -30,6 +32,14 @@ from assist.parsing import CATEGORY_LABELS, SentenceJudgement, parse_fact_check,
 from assist.prompts import FACT_CHECK_VERSION, JUDGMENT_REASON_VERSION, fact_check_messages, judgment_reason_messages
 
 logger = logging.getLogger(__name__)
+# FINEGRAIN_LLM_BACKEND names the kind of backend; a pre-label stores the name its backend reports.
+PRELABEL_BACKEND_NAMES = {"offline": "offline-similarity"}
+
+
+def prelabel_backend() -> str:
+    """The backend name the pre-labels of the configured backend carry."""
+    configured = settings.FINEGRAIN_LLM_BACKEND
+    return PRELABEL_BACKEND_NAMES.get(configured, configured)
 
 OK = "ok"
 FAILED = "failed"

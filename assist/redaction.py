@@ -7,6 +7,10 @@ The output contains `<` and `>` on purpose; templates must escape it like any te
 
 `find_entities` is a small rule set for what rules find reliably (phone numbers, times, weekdays, booking and train
 codes, UK postcodes). Places and street addresses need a person or an NER model: pass them as spans.
+
+A document is redacted together with everything shown next to it (`redact_document_rows`): its reference, its
+key-facts and every summary of it share one entity -> placeholder map, so "<PLACE_2>" in a summary is the place
+that is "<PLACE_2>" in the source; an entity redacted once is redacted wherever it recurs.
 """
 
 import re
@@ -40,8 +44,10 @@ def normalise_category(category: str) -> str:
     return name
 
 
-def _entity_key(text: str) -> str:
+def _entity_key(category: str, text: str) -> str:
     """The same entity spelled with other case or spacing ("tuesday", "Tuesday") keeps its number."""
+    if category == PHONENUMBER:
+        return re.sub(r"[^\d+]", "", text)  # "01223 462983" and "01223462983" are one number.
     return " ".join(text.split()).casefold()
 
 
@@ -68,21 +74,74 @@ def validate_spans(text: str, spans: Iterable[Sequence]) -> list[Span]:
     return checked
 
 
-def redact(text: str, spans: Iterable[Sequence]) -> str:
-    """Replace each span by `<CATEGORY_N>`."""
-    numbers: dict[tuple[str, str], int] = {}
-    counts: dict[str, int] = {}
+_PLACEHOLDER = re.compile(rf"<({'|'.join(CATEGORIES)})_(\d+)>")
+
+
+class Placeholders:
+    """One entity -> placeholder map, shared by every text of a document so an entity reads the same everywhere.
+
+    Placeholders already in the texts (a file redacted before) are counted, so a new entity never reuses their N.
+    """
+
+    def __init__(self, texts: Iterable[str] = ()):
+        self.numbers: dict[tuple[str, str], int] = {}
+        self.counts: dict[str, int] = {}
+        # Spelling (whitespace-normalised, casefolded) -> category: what `occurrences` looks for in other texts.
+        self.spellings: dict[str, str] = {}
+        self.replaced = 0
+        for text in texts:
+            for match in _PLACEHOLDER.finditer(text):
+                category, number = match.group(1), int(match.group(2))
+                self.counts[category] = max(self.counts.get(category, 0), number)
+
+    def placeholder(self, category: str, entity: str) -> str:
+        key = (category, _entity_key(category, entity))
+        if key not in self.numbers:
+            self.counts[category] = self.counts.get(category, 0) + 1
+            self.numbers[key] = self.counts[category]
+        self.spellings.setdefault(" ".join(entity.split()).casefold(), category)
+        self.replaced += 1
+        return f"<{category}_{self.numbers[key]}>"
+
+    def occurrences(self, text: str, also: Iterable[tuple[str, str]] = ()) -> list[Span]:
+        """Where entities already redacted (and `also`: (category, entity) pairs) recur in `text`, as whole words."""
+        spellings = dict(self.spellings)
+        for category, entity in also:
+            spellings.setdefault(" ".join(entity.split()).casefold(), category)
+        spellings = {spelling: category for spelling, category in spellings.items() if spelling}
+        if not spellings:
+            return []
+        # Longest first, so "Lakeside Inn" wins over "Lakeside" at the same position.
+        ordered = sorted(spellings, key=len, reverse=True)
+        alternatives = [r"\s+".join(map(re.escape, spelling.split())) for spelling in ordered]
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
+        found = []
+        for match in pattern.finditer(text):
+            category = spellings.get(" ".join(match.group().split()).casefold())
+            if category is None:  # Case-insensitive matching and casefold disagree on a few letters.
+                category = next(spellings[spelling] for spelling, alternative in zip(ordered, alternatives)
+                                if re.fullmatch(alternative, match.group(), re.IGNORECASE))
+            found.append(Span(match.start(), match.end(), category))
+        return found
+
+
+def _apply(text: str, spans: Iterable[Span], placeholders: Placeholders) -> str:
     pieces, position = [], 0
-    for span in validate_spans(text, spans):
-        key = (span.category, _entity_key(text[span.start:span.end]))
-        if key not in numbers:
-            counts[span.category] = counts.get(span.category, 0) + 1
-            numbers[key] = counts[span.category]
+    for span in spans:
         pieces.append(text[position:span.start])
-        pieces.append(f"<{span.category}_{numbers[key]}>")
+        pieces.append(placeholders.placeholder(span.category, text[span.start:span.end]))
         position = span.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def _outside(spans: Iterable[Span], taken: Sequence[Span]) -> list[Span]:
+    return [span for span in spans if all(span.end <= other.start or span.start >= other.end for other in taken)]
+
+
+def redact(text: str, spans: Iterable[Sequence], placeholders: Placeholders | None = None) -> str:
+    """Replace each span by `<CATEGORY_N>`."""
+    return _apply(text, validate_spans(text, spans), placeholders or Placeholders([text]))
 
 
 # --- Rules. Each pattern is tried everywhere; overlaps go to the longer match, then to the earlier rule.
@@ -133,8 +192,74 @@ def find_entities(text: str) -> list[Span]:
 def redact_with_rules(text: str, extra_spans: Iterable[Sequence] = ()) -> str:
     """Redact what the rules find plus `extra_spans` (places, streets marked by a person); those win any overlap."""
     extra = validate_spans(text, extra_spans)
-    found = [
-        span for span in find_entities(text)
-        if all(span.end <= other.start or span.start >= other.end for other in extra)
-    ]
-    return redact(text, found + extra)
+    return _apply(text, sorted(_outside(find_entities(text), extra) + extra), Placeholders([text]))
+
+
+def redact_text(text: str, placeholders: Placeholders, *, spans: Iterable[Sequence] = (), rules: bool = False) -> str:
+    """Redact one text of a document with the document's map.
+
+    What is replaced: the given spans; then every recurrence of an entity redacted anywhere in the document so far or
+    marked in this text; then, with `rules`, what the rules find. Earlier kinds win overlaps: a person's span over a
+    rule's guess, and an entity seen in the source over a rule's reading of a summary.
+    """
+    chosen = validate_spans(text, spans)
+    marked = [(span.category, text[span.start:span.end]) for span in chosen]
+    chosen += _outside(placeholders.occurrences(text, also=marked), chosen)
+    if rules:
+        chosen += _outside(find_entities(text), chosen)
+    return _apply(text, sorted(chosen), placeholders)
+
+
+# Fields of a dataset row (the import's field names) that are shown next to the document.
+REDACTED_LIST_FIELDS = ("pred_keyfact", "keyfact")
+
+
+def redact_document_rows(rows: Sequence[dict], *, spans: Iterable[Sequence] = (),
+                         rules: bool = False) -> tuple[list[dict], int]:
+    """One document's rows (one per summary, sharing a uid), redacted with one map: new rows, entities replaced.
+
+    The source goes first, so numbers follow its order; then the reference, the key-facts, and each summary with its
+    `sentences`. Given sentences are redacted one by one rather than recomputed: labels refer to their indices, so
+    their number and order must not change. `redact_type` becomes "redacted" only where something was replaced.
+    Rows of one uid must agree on the document and the reference.
+    """
+    first = rows[0]
+    for row in rows[1:]:
+        for name in ("document", "reference"):
+            if row.get(name, "") != first.get(name, ""):
+                raise RedactionError(f"rows of uid {first['uid']!r} differ in '{name}': one document, one {name}")
+    texts = [first["document"], first.get("reference") or ""]
+    for row in rows:
+        texts += [row["summary"], *(row.get("sentences") or [])]
+        texts += [fact for name in REDACTED_LIST_FIELDS for fact in row.get(name) or []]
+    placeholders = Placeholders(texts)
+    document = redact_text(first["document"], placeholders, spans=spans, rules=rules)
+    shared: dict[tuple[str, str], str] = {}
+
+    def once(name: str, text: str) -> str:
+        # Key-facts repeat on every row of the document: each text is redacted once, the same way.
+        if (name, text) not in shared:
+            shared[(name, text)] = redact_text(text, placeholders, rules=rules)
+        return shared[(name, text)]
+
+    reference = once("reference", first["reference"]) if first.get("reference") else first.get("reference")
+    for row in rows:
+        for name in REDACTED_LIST_FIELDS:
+            for fact in row.get(name) or []:
+                once(name, fact)
+    redacted = []
+    for row in rows:
+        row = dict(row, document=document)
+        if "reference" in row:
+            row["reference"] = reference
+        for name in REDACTED_LIST_FIELDS:
+            if row.get(name):
+                row[name] = [once(name, fact) for fact in row[name]]
+        row["summary"] = redact_text(row["summary"], placeholders, rules=rules)
+        if row.get("sentences"):
+            row["sentences"] = [redact_text(sentence, placeholders, rules=rules) for sentence in row["sentences"]]
+        redacted.append(row)
+    if placeholders.replaced:
+        for row in redacted:
+            row["redact_type"] = "redacted"
+    return redacted, placeholders.replaced

@@ -1,44 +1,63 @@
-"""An assist run over a project: one Job row (status, progress, notes) and one unit of work per document."""
+"""An assist run over a project: one Job row (status, progress, notes) and one unit of work per document.
+
+`assist_start` queues the run's task, which queues one task per document (documents run side by side on the assist
+workers); the document task that brings the progress to the total finishes the job.
+"""
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import Document, Job, Project
+from corpus.models import Document, Job, Project, job_start
 
 from .pipeline import STEPS, StepReport, assist_document
 
-JOB_KIND = "assist"
+
+def empty_result() -> dict:
+    return {"mapped": 0, "prelabeled": 0, "prelabel_failures": 0, "keyfacts_generated": 0, "embedded_documents": 0,
+            "notes": [], "errors": []}
 
 
-def job_create(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
+def check_steps(steps: tuple[str, ...]) -> None:
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise ValueError(f"unknown assist step(s): {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
-    total = project.documents.count()
+
+
+def job_create(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
+    """A running job for a run in this process (the run_assist command), without a task."""
+    check_steps(steps)
     return Job.objects.create(
-        project=project, kind=JOB_KIND, status=Job.Status.RUNNING, total=total, started=timezone.now(),
+        project=project, kind=Job.Kind.ASSIST, status=Job.Status.RUNNING, total=project.documents.count(),
+        started=timezone.now(), params={"steps": list(steps)}, result=empty_result(),
         created_by=user if user is not None and user.is_authenticated else None,
-        result={"steps": list(steps), "mapped": 0, "prelabeled": 0, "prelabel_failures": 0,
-                "keyfacts_generated": 0, "embedded_documents": 0, "notes": [], "errors": []},
     )
 
 
-def assist_run_start(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
-    """Queue one Celery task per document once the Job row is committed; the page polls the row."""
+def assist_start(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
+    """Queue an assist run; raises JobAlreadyOpen while another one is queued or running for the project."""
+    from .tasks import assist_task
+
+    check_steps(steps)
+    return job_start(kind=Job.Kind.ASSIST, project=project, task=assist_task, user=user,
+                     total=project.documents.count(), params={"steps": list(steps)}, exclusive=True)
+
+
+def assist_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_queue_documents)
+
+
+def _queue_documents(job: Job) -> None:
     from .tasks import assist_document_task
 
-    job = job_create(project=project, steps=steps, user=user)
-    document_ids = list(project.documents.values_list("pk", flat=True))
+    document_ids = list(job.project.documents.values_list("pk", flat=True))
+    job.result = empty_result()
+    job.save(update_fields=["result"])
+    job.begin(total=len(document_ids))
     if not document_ids:
         job_finish_if_complete(job.pk)
-
-    def queue():
-        for document_id in document_ids:
-            assist_document_task.delay(job.pk, document_id)
-
-    transaction.on_commit(queue)
-    return job
+    for document_id in document_ids:
+        assist_document_task.delay(job.pk, document_id)
 
 
 def job_run_document(job_id: int, document_id: int) -> None:
@@ -48,7 +67,7 @@ def job_run_document(job_id: int, document_id: int) -> None:
         return
     document = Document.objects.select_related("project").get(pk=document_id)
     try:
-        report = assist_document(document, tuple(job.result.get("steps", STEPS)))
+        report = assist_document(document, tuple(job.params.get("steps", STEPS)))
     except Exception as exc:  # one document's failure must not stop the run; it is reported on the job
         job_record(job_id, StepReport(), error=f"{document.uid}: {type(exc).__name__}: {exc}")
         raise

@@ -1,61 +1,28 @@
-"""The manager's assist pages: start a run, follow its progress (htmx polling on the Job row)."""
+"""The manager's assist pages: start a run (a job the project page follows), select hallucinogenic documents."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseStopPolling
 
-from annotation.models import Job
-from annotation.permissions import get_managed_project
+from corpus.access import get_managed_project
+from corpus.models import JobAlreadyOpen
 
 from .hallucinogenic import hallucinogenic_select
-from .llm.registry import get_backend
-from .models import ContextualMapping, PreLabel
-from .pipeline import OFFLINE_KEYFACTS_NOTE
-from .runs import JOB_KIND, assist_run_start
-
-
-def assist_status(project) -> dict:
-    backend = get_backend()
-    return {
-        "backend": backend,
-        "offline": backend.name == "offline-similarity",
-        "offline_note": OFFLINE_KEYFACTS_NOTE,
-        "mapped": ContextualMapping.objects.filter(summary_sentence__summary__document__project=project).count()
-        + ContextualMapping.objects.filter(keyfact__document__project=project).count(),
-        "prelabeled": PreLabel.objects.filter(summary_sentence__summary__document__project=project,
-                                              status=PreLabel.Status.OK).count(),
-        "flagged": PreLabel.objects.filter(summary_sentence__summary__document__project=project,
-                                           status=PreLabel.Status.OK).exclude(category="no_error").count(),
-        "hallucinogenic": project.documents.filter(hallucinogenic=True).count(),
-        "job": project.jobs.filter(kind=JOB_KIND).first(),
-    }
+from .runs import assist_start
 
 
 @login_required
 @require_POST
-def assist_start(request, slug):
+def assist_start_view(request, slug):
     project = get_managed_project(request.user, slug)
-    running = project.jobs.filter(kind=JOB_KIND, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
-    if running:
+    try:
+        assist_start(project=project, user=request.user)
+    except JobAlreadyOpen:
         messages.info(request, "An assist run is already in progress.")
     else:
-        assist_run_start(project=project, user=request.user)
         messages.success(request, "AI assistance started: progress shows below.")
     return redirect(project)
-
-
-@login_required
-def job_status(request, slug, pk):
-    project = get_managed_project(request.user, slug)
-    job = get_object_or_404(project.jobs, pk=pk)
-    response = render(request, "assist/_job.html", {"project": project, "job": job})
-    if request.htmx and job.is_finished:
-        # Status 286 tells htmx to stop polling; the content still replaces the old one.
-        stop = HttpResponseStopPolling(response.content)
-        return stop
-    return response
 
 
 @login_required

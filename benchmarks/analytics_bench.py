@@ -41,8 +41,9 @@ def build() -> dict:
     _setup()
     from django.core.management import call_command
 
-    from annotation.importing import import_dataset
-    from annotation.models import Label, Project
+    from annotation.models import Label
+    from corpus.importing import import_dataset
+    from corpus.models import Project
     from exports.simulate import simulate_annotations
 
     call_command("migrate", verbosity=0)
@@ -62,7 +63,7 @@ def build() -> dict:
 
 def agreement() -> dict:
     _setup()
-    from annotation.models import Project
+    from corpus.models import Project
     from exports.report import agreement_report
     from exports.selectors import counted_labels
 
@@ -78,7 +79,7 @@ def agreement() -> dict:
 
 def export(options: str) -> dict:
     _setup()
-    from annotation.models import Project
+    from corpus.models import Project
     from exports.export import ExportOptions, export_benchmark
 
     project = Project.objects.get(slug=SLUG)
@@ -99,7 +100,7 @@ def versus_krippendorff() -> dict:
     import krippendorff
     import numpy as np
 
-    from annotation.models import Project
+    from corpus.models import Project
     from exports.agreement import krippendorff_alpha
     from exports.selectors import label_source, task_ratings
 

@@ -58,12 +58,13 @@ def prepare(annotators: int) -> dict:
     from django.core.management import call_command
     from django.middleware.csrf import _get_new_csrf_string
 
-    from annotation.importing import import_dataset
-    from annotation.models import Annotator, Membership, Project, SummarySentence
+    from annotation.models import Annotator
     from annotation.services.assignment import reserve_next_hit
     from annotation.services.hits import build_hits
     from assist.models import ContextualMapping, PreLabel
     from benchmarks.synthetic import document, sentence
+    from corpus.importing import import_dataset
+    from corpus.models import Membership, Project, SummarySentence
 
     call_command("migrate", verbosity=0)
     rng = random.Random(11)
@@ -160,7 +161,7 @@ class Annotator:
         if body is not None:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         began = time.perf_counter()
-        for attempt in (1, 2):
+        for _attempt in (1, 2):
             try:
                 self.connection.request(method, path, body=body, headers=headers)
                 response = self.connection.getresponse()
@@ -290,7 +291,8 @@ def main() -> None:
     sent_file.write_text(json.dumps(result.pop("last_sent")))
     check = child("count", str(sent_file))
     report = {"annotators": args.annotators, "seconds": args.seconds, "think": args.think,
-              "gunicorn": f"{args.workers} workers x {args.threads} threads ({args.worker_class})", **result, "db": check}
+              "gunicorn": f"{args.workers} workers x {args.threads} threads ({args.worker_class})", **result,
+              "db": check}
     print(json.dumps(report, indent=2))
 
 

@@ -29,8 +29,8 @@ def measure() -> dict:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.importing import import_dataset
-    from annotation.models import DocumentSentence, Project, SummarySentence
+    from corpus.importing import import_dataset
+    from corpus.models import DocumentSentence, Project, SummarySentence
 
     call_command("migrate", verbosity=0)
     project = Project.objects.create(slug="bench", name="bench")

@@ -1,4 +1,4 @@
-"""Contextual-mapping throughput (issue 3): sentences embedded per second by the whole pipeline (embedding,
+"""Contextual-mapping throughput (paper 3.4): sentences embedded per second by the whole pipeline (embedding,
 ranking, storing mappings in the database) divided by raw `model.encode` throughput on the same sentences, in the
 same run. Target: >= 0.85, with each document embedded exactly once.
 
@@ -30,12 +30,12 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.importing import import_dataset
-    from annotation.models import Document, KeyFact, Project, SummarySentence
     from assist import embeddings
     from assist.models import ContextualMapping, DocumentEmbedding
     from assist.pipeline import assist_document
     from benchmarks.synthetic import write
+    from corpus.importing import import_dataset
+    from corpus.models import Document, KeyFact, Project, SummarySentence
 
     call_command("migrate", verbosity=0)
     data = write(ROOT / "benchmarks" / "out" / f"mapping-{args.scale}.jsonl", scale=args.scale)

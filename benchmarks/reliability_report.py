@@ -39,11 +39,16 @@ ROWS = {
          "repeated_tokens_answered_existing", "requeued_by_drains", "hits_on_provider", "crowd_hits_with_remote_id",
          "lost", "duplicates", "batch_status"]),
     "test_it_imports_fuzzed_files_or_refuses_them_with_messages_and_writes_nothing": (
-        "fuzz: hypothesis JSONL/CSV files (random types, unicode, huge/empty fields, broken UTF-8) into import_dataset",
-        ["inputs_tried", "imported", "refused", "other_exceptions", "partial_writes"]),
+        "fuzz: hypothesis JSONL/CSV files (random types, unicode, huge/empty fields, broken UTF-8; rows spoiled by "
+        "NUL, lone surrogates, a value one past its column, deep nesting) into import_dataset",
+        ["inputs_tried", "imported", "refused", "other_exceptions", "partial_writes", "refusals"]),
     "test_the_answer_endpoints_answer_fuzzed_requests_with_4xx_and_clear_messages_never_500": (
         "fuzz: hypothesis bodies for the answers/submit/reserve operations of /api/schema/",
-        ["inputs_tried", "statuses", "http_5xx"]),
+        ["inputs_tried", "statuses", "http_5xx", "partial_writes"]),
+    "test_every_api_operation_answers_fuzzed_requests_below_500_and_refusals_write_nothing": (
+        "fuzz: every operation of /api/schema/ as a manager and an annotator, with fuzzed ids, query parameters "
+        "(NUL, invalid UTF-8) and bodies (deep, NUL, lone surrogates, forms)",
+        ["inputs_tried", "operations", "statuses", "http_5xx", "partial_writes"]),
     "test_xss_payloads_in_every_user_supplied_field_render_escaped_on_every_page": (
         "XSS: 3 payloads in every user-supplied field; every page a manager and an annotator reach, crawled",
         ["payloads", "manager_pages", "annotator_pages", "unescaped_found"]),
@@ -93,7 +98,7 @@ def cell(figures: dict, names: list[str] | None) -> str:
 def render(data: dict) -> str:
     tests = data.get("tests", {})
     lines = [
-        "## Reliability (issue 8)",
+        "## Reliability",
         "",
         f"`{data.get('command', '')}` — {data.get('date', '')}, {data.get('machine', '')}, load average "
         f"{data.get('load_average', '?')}" + (f"; whole suite {data['suite_seconds']} s" if "suite_seconds" in data

@@ -14,6 +14,7 @@ import syntok.segmenter as syntok
 
 from benchmarks.segmentation_gold import GOLD
 
+
 def split_blingfire(text: str) -> list[str]:
     _, offsets = blingfire.text_to_sentences_and_offsets(text)
     return [text[start:end].strip() for start, end in offsets]

@@ -1,4 +1,4 @@
-"""A deterministic UniSumEval-scale synthetic dataset (BRIEF "The numbers it must handle").
+"""A deterministic UniSumEval-scale synthetic dataset (the UniSumEval numbers, paper 3.2 and 3.5).
 
 225 documents (9 domains x 25; 4 dialogue domains; 21 to 10,462 words, mean about 2,100), 9 summarizers each
 (2,025 summaries, about 8,100 summary sentences), about 12 candidate key-facts per document. The text is random

@@ -1,4 +1,5 @@
-"""The Celery app. With no CELERY_BROKER_URL set, tasks run in-process (see settings)."""
+"""The Celery app. Workers find every task through autodiscovery: each installed app's `tasks` module, and the crowd
+capability's own (annotation/crowd/tasks.py). With no CELERY_BROKER_URL the broker is the embedded one (settings)."""
 
 import os
 
@@ -9,3 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("finegrain")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["annotation.crowd"])

@@ -1,7 +1,7 @@
 """GET /health/: can this process serve? For load balancers, container health checks and the smoke test.
 
 Three checks, each cheap enough to run every few seconds: the database answers `SELECT 1`; the Celery broker answers
-a ping (or tasks run in-process when no broker is configured); the embedding model's files are where the workers
+a ping (or, for the embedded broker, its message folder is writable); the embedding model's files are where the workers
 will load them from. The model itself is not loaded here: loading takes seconds and hundreds of MB. Whether this
 process has already loaded it is reported for information.
 
@@ -11,6 +11,7 @@ exception's type. The full error goes to the log. Any failed check makes the ans
 
 import importlib.util
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -39,8 +40,11 @@ def check_database() -> dict:
 
 def check_broker() -> dict:
     url = settings.CELERY_BROKER_URL
-    if not url:
-        return {"status": "ok", "mode": "in-process"}
+    if settings.FINEGRAIN_EMBEDDED_BROKER and url.startswith("filesystem://"):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_out"])
+        if not os.access(folder, os.W_OK):
+            raise PermissionError("the embedded broker's folder is not writable")
+        return {"status": "ok", "mode": "embedded"}
     if url.startswith(("redis://", "rediss://")):
         import redis
 

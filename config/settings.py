@@ -1,7 +1,8 @@
 """finegrain settings.
 
-Everything comes from the environment. With nothing set, the platform runs on one laptop: SQLite, Celery tasks
-in-process, the bundled embedding model, the offline pre-labeler. Production sets DATABASE_URL, CELERY_BROKER_URL,
+Everything comes from the environment. With nothing set, the platform runs on one laptop: SQLite, an embedded
+Celery broker in a folder (`manage.py run_demo` starts a worker for it), the bundled embedding model, the offline
+pre-labeler. Production sets DATABASE_URL, CELERY_BROKER_URL,
 SECRET_KEY, ALLOWED_HOSTS and FINEGRAIN_HTTPS (deploy/env.example lists every variable).
 """
 
@@ -9,10 +10,15 @@ from pathlib import Path
 
 import dj_database_url
 
+from assist.config import DEFAULTS as assist_defaults
+
 from .env import env, envbool, envfloat, envint, envlist
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env("FINEGRAIN_DATA_DIR", str(BASE_DIR / "var")))
+# Folders the laptop defaults write to, made when Django starts (config/apps.py), never when this module is imported:
+# importing settings must not touch the disk (a check, a test, a tool that only reads them).
+FINEGRAIN_STARTUP_FOLDERS: list[Path] = []
 
 DEBUG = envbool("DEBUG", False)
 # The fallback key only ever protects a laptop demo; `check --deploy` flags it, production sets SECRET_KEY.
@@ -22,6 +28,7 @@ CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
+    "config.apps.FinegrainConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -34,6 +41,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "csp",
+    "corpus",
     "annotation",
     "assist",
     "exports",
@@ -42,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the session or a parameter: text the database cannot store is a 400 (NUL in `?q=%00`).
+    "config.request_guard.RefuseUnstorableText",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -79,9 +89,21 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # A writer waits instead of failing at once when a Celery task or a second request holds the lock.
-    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    # The embedded default serves a web server's workers and in-process tasks from one file (benchmarks/hit_load.py
+    # --db sqlite, RESULTS.md). WAL: pages read while an answer is being committed, and a commit appends to the log
+    # instead of rewriting the file; synchronous=NORMAL is WAL's intended pairing (no fsync per commit; a killed
+    # process loses nothing, a power cut at most the last commits, never the file). IMMEDIATE: a write transaction
+    # takes the write lock when it begins, so concurrent writers queue (for up to `timeout` seconds, the busy
+    # timeout) instead of one failing with "database is locked" when it first writes.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": envint("SQLITE_BUSY_TIMEOUT", 20),
+    }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    if DATABASES["default"]["NAME"] not in ("", ":memory:"):
+        # SQLite creates the database file, not its folder.
+        FINEGRAIN_STARTUP_FOLDERS.append(Path(DATABASES["default"]["NAME"]).parent)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # An unreachable server fails a request (and /health/) within seconds instead of holding a gunicorn worker.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", envint("DB_CONNECT_TIMEOUT", 5))
@@ -173,6 +195,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's own JSON parser with a nesting limit and the storable-text rule (config/request_guard.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "config.request_guard.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -182,18 +210,25 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, documents, summaries, key-facts and annotation work of the UniSumEval protocol.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema maps every endpoint and field, the whole attack surface: signed-in users only (anonymous API
+    # clients get the API's usual 403). /api/docs/ asks for a log-in too (config/urls.py).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from the installed sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
-        "KeyFactStatusEnum": "annotation.models.KeyFact.Status",
+        "KeyFactStatusEnum": "corpus.models.KeyFact.Status",
     },
 }
 
-# --- Celery. No broker configured: run tasks in-process so the laptop needs no services.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# --- Celery. Long work never runs inside a request: it is a Job row plus a task a worker process runs.
+# No CELERY_BROKER_URL: an embedded broker that needs no server, kombu's filesystem transport in DATA_DIR/broker
+# (messages are files; `make demo` starts one worker beside the web server). Production sets a Redis URL.
+FINEGRAIN_EMBEDDED_BROKER = not env("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env("CELERY_BROKER_URL") or "filesystem://localhost/"
+BROKER_DIR = Path(env("FINEGRAIN_BROKER_DIR", str(DATA_DIR / "broker")))
+CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -209,6 +244,14 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # LLM call takes ~19 min (4 attempts x FINEGRAIN_LLM_TIMEOUT + 3 Retry-After waits of up to 300 s), and one assist
 # document makes 3 rounds of pre-label calls, 1 generation call and 1 call per voter: over 2 hours with 3 voters.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 6 * 3600)}
+if FINEGRAIN_EMBEDDED_BROKER:
+    # One folder for the web process and the worker alike (a message is written and read in the same place); the
+    # worker looks for new files every 0.2 s, so a job starts well within a second.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "messages"), "data_folder_out": str(BROKER_DIR / "messages"),
+        "control_folder": str(BROKER_DIR / "control"), "polling_interval": 0.2,
+    }
+    FINEGRAIN_STARTUP_FOLDERS += [BROKER_DIR / "messages", BROKER_DIR / "control"]
 # `celery -A config beat` runs these; expired HIT reservations also return to the pool lazily.
 CELERY_BEAT_SCHEDULE = {
     "release-expired-reservations": {"task": "annotation.tasks.release_expired", "schedule": 60.0},
@@ -219,20 +262,22 @@ CELERY_BEAT_SCHEDULE = {
 # --- The protocol and its limits
 FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
 FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
-FINEGRAIN_EMBEDDING_MODEL = env("FINEGRAIN_EMBEDDING_MODEL")
-FINEGRAIN_LLM_BACKEND = env("FINEGRAIN_LLM_BACKEND", "offline")
-FINEGRAIN_OPENAI_BASE_URL = env("FINEGRAIN_OPENAI_BASE_URL", "https://api.openai.com/v1")
-FINEGRAIN_OPENAI_API_KEY = env("FINEGRAIN_OPENAI_API_KEY")
-FINEGRAIN_OPENAI_MODEL = env("FINEGRAIN_OPENAI_MODEL", "gpt-4o-mini")
-FINEGRAIN_BEDROCK_MODEL_ID = env("FINEGRAIN_BEDROCK_MODEL_ID")
-FINEGRAIN_BEDROCK_REGION = env("FINEGRAIN_BEDROCK_REGION", "us-east-1")
-FINEGRAIN_LLM_TIMEOUT = envfloat("FINEGRAIN_LLM_TIMEOUT", 60.0)
-FINEGRAIN_LLM_MAX_RETRIES = envint("FINEGRAIN_LLM_MAX_RETRIES", 3)
-FINEGRAIN_LLM_CONCURRENCY = envint("FINEGRAIN_LLM_CONCURRENCY", 4)
-FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", 0)
-FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", [])
-# Empty: assist.config's default. Under Django, assist.config reads settings only, so the variable must pass here.
-FINEGRAIN_OFFLINE_THRESHOLD = env("FINEGRAIN_OFFLINE_THRESHOLD")
+
+# --- AI assistance (assist/). The defaults are written once, in assist.config (its modules also run without Django,
+# reading the environment themselves); under Django they read these settings only.
+FINEGRAIN_EMBEDDING_MODEL = env("FINEGRAIN_EMBEDDING_MODEL", assist_defaults.embedding_model)
+FINEGRAIN_LLM_BACKEND = env("FINEGRAIN_LLM_BACKEND", assist_defaults.llm_backend)
+FINEGRAIN_OPENAI_BASE_URL = env("FINEGRAIN_OPENAI_BASE_URL", assist_defaults.openai_base_url)
+FINEGRAIN_OPENAI_API_KEY = env("FINEGRAIN_OPENAI_API_KEY", assist_defaults.openai_api_key)
+FINEGRAIN_OPENAI_MODEL = env("FINEGRAIN_OPENAI_MODEL", assist_defaults.openai_model)
+FINEGRAIN_BEDROCK_MODEL_ID = env("FINEGRAIN_BEDROCK_MODEL_ID", assist_defaults.bedrock_model_id)
+FINEGRAIN_BEDROCK_REGION = env("FINEGRAIN_BEDROCK_REGION", assist_defaults.bedrock_region)
+FINEGRAIN_LLM_TIMEOUT = envfloat("FINEGRAIN_LLM_TIMEOUT", assist_defaults.llm_timeout)
+FINEGRAIN_LLM_MAX_RETRIES = envint("FINEGRAIN_LLM_MAX_RETRIES", assist_defaults.llm_max_retries)
+FINEGRAIN_LLM_CONCURRENCY = envint("FINEGRAIN_LLM_CONCURRENCY", assist_defaults.llm_concurrency)
+FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", assist_defaults.llm_requests_per_minute)
+FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", list(assist_defaults.llm_voter_backends))
+FINEGRAIN_OFFLINE_THRESHOLD = envfloat("FINEGRAIN_OFFLINE_THRESHOLD", assist_defaults.offline_threshold)
 
 # Benchmark exports (exports/storage.py): when a bucket is set, every finished export is also uploaded there.
 FINEGRAIN_EXPORT_S3_BUCKET = env("FINEGRAIN_EXPORT_S3_BUCKET")
@@ -266,9 +311,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 
 if not env("STATIC_ROOT"):
     # WhiteNoise warns about a missing STATIC_ROOT even when it serves from the finders (the laptop demo).
-    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+    FINEGRAIN_STARTUP_FOLDERS.append(STATIC_ROOT)
 
-# --- Crowd providers (annotation/crowd/; BRIEF step 8). Endpoints come from here, never from a request.
+# --- Crowd providers (annotation/crowd/; paper 3.5). Endpoints come from here, never from a request.
 FINEGRAIN_MTURK_SANDBOX = envbool("FINEGRAIN_MTURK_SANDBOX", True)
 FINEGRAIN_MTURK_ENDPOINT = env("FINEGRAIN_MTURK_ENDPOINT", "https://mturk-requester.us-east-1.amazonaws.com")
 FINEGRAIN_MTURK_SANDBOX_ENDPOINT = env("FINEGRAIN_MTURK_SANDBOX_ENDPOINT",

@@ -1,4 +1,4 @@
-"""Majority labels and scores per summary (BRIEF step 10; paper appendix D.1), read in document chunks.
+"""Majority labels and scores per summary (paper section 4, appendix D.1), read in document chunks.
 
 `summary_results` yields one dict per summary with the UniSumEval release fields, computed from the counted
 labels (exports.selectors) by exports.scores.majority_vote with the TIE_BREAK rules:
@@ -14,10 +14,18 @@ type named. Memory is bounded by the chunk: every query is restricted to `chunk`
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from annotation.models import Annotator, Document, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+from annotation.models import Annotator, Label, Task, Unit
+from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
-from .scores import TIE_BREAK, completeness, composite, conciseness, faithfulness, key_fact_alignment_scores, \
-    majority_vote
+from .scores import (
+    TIE_BREAK,
+    completeness,
+    composite,
+    conciseness,
+    faithfulness,
+    key_fact_alignment_scores,
+    majority_vote,
+)
 from .selectors import analysis_labels
 
 RELEASE_FIELDS = (

@@ -1,4 +1,4 @@
-"""Score tables, error types and AI correction rates of a project (BRIEF step 10; paper 4.1, 5, F.1).
+"""Score tables, error types and AI correction rates of a project (paper 4.1, 5, D.1, F.1).
 
 Everything is derived from the per-summary results of exports.aggregation in one pass, by the tested
 functions of exports.scores: score_table (summarizer x domain, domain stability), abstractiveness,
@@ -7,15 +7,20 @@ an export with a dataset card reads the labels once.
 """
 
 import dataclasses
-import math
 
 import pandas as pd
 
-from annotation.models import Project
+from corpus.models import Project
 
 from .aggregation import summary_results
-from .scores import SCORE_DIMENSIONS, CorrectionRates, abstractiveness, ai_correction_rates, \
-    error_type_distribution, score_table
+from .scores import (
+    SCORE_DIMENSIONS,
+    CorrectionRates,
+    abstractiveness,
+    ai_correction_rates,
+    error_type_distribution,
+    score_table,
+)
 from .selectors import label_source
 
 CONTEXTS = ("input_type", "length", "domain")
@@ -29,6 +34,9 @@ class Analytics:
     error_sentences: int
     corrections_majority: CorrectionRates
     corrections_judgments: CorrectionRates
+    # (uid, model, sentence index) -> the fact-verification majority (1 = error, None = not decided yet); what
+    # sentence-level evaluator benchmarks compare with.
+    sentence_labels: dict = dataclasses.field(default_factory=dict)
 
     @property
     def has_scores(self) -> bool:
@@ -58,11 +66,15 @@ class Collector:
         self.errors: list[dict] = []
         self.majority_pairs: list[tuple] = []
         self.judgment_pairs: list[tuple] = []
+        self.sentence_labels: dict[tuple, int | None] = {}
 
     def add(self, row: dict) -> None:
         text, document = row.get("summary"), row.get("document")
+        for index, label in enumerate(row["fact_verification_label"]):
+            self.sentence_labels[row["uid"], row["model"], index] = label
         self.records.append({
-            "uid": row["uid"], "model": row["model"], "domain": row["domain"], "length": row["length"],
+            "uid": row["uid"], "model": row["model"], "domain": row["domain"], "source": row["source"],
+            "length": row["length"],
             "input_type": row["input_type"], "faithfulness": row["faithfulness_score"],
             "completeness": row["completeness"], "conciseness": row["conciseness"], "composite": row["composite"],
             "abstractiveness": abstractiveness(text, document) if text and document else None,
@@ -79,7 +91,8 @@ class Collector:
 
     def finish(self) -> Analytics:
         summaries = pd.DataFrame.from_records(self.records, columns=[
-            "uid", "model", "domain", "length", "input_type", *SCORE_DIMENSIONS, "composite", "abstractiveness"])
+            "uid", "model", "domain", "source", "length", "input_type", *SCORE_DIMENSIONS, "composite",
+            "abstractiveness"])
         for column in (*SCORE_DIMENSIONS, "composite", "abstractiveness"):
             summaries[column] = pd.to_numeric(summaries[column], errors="coerce").astype(float)
         return Analytics(
@@ -89,6 +102,7 @@ class Collector:
             error_sentences=len(self.errors),
             corrections_majority=ai_correction_rates(self.majority_pairs),
             corrections_judgments=ai_correction_rates(self.judgment_pairs),
+            sentence_labels=self.sentence_labels,
         )
 
 
@@ -97,9 +111,3 @@ def project_analytics(project: Project, *, include_simulated: bool = False, sour
     for row in summary_results(project, collector.source):
         collector.add(row)
     return collector.finish()
-
-
-def percent(value) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return round(100 * value, 1)

@@ -5,7 +5,8 @@ import math
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.models import Document, KeyFact, Project, Summary, SummarySentence, Task
+from annotation.models import Task
+from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .analytics import Analytics
 from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, AgreementReport
@@ -25,7 +26,8 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return lines
 
 
-def dataset_card(project: Project, analytics: Analytics, report: AgreementReport, n_rows: int) -> str:
+def dataset_card(project: Project, analytics: Analytics, report: AgreementReport, n_rows: int, *,
+                 evaluators: dict | None = None) -> str:
     documents = Document.objects.filter(project=project)
     labels = analysis_labels(project, analytics.label_source)
     by_task = dict(labels.order_by().values_list("unit__task").annotate(n=Count("pk")))
@@ -89,7 +91,31 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
               f"Of the AI's error flags, {_num(_pct(rates.ai_error_correction_rate), 1)}% were overruled by "
               f"annotators; of its no-error verdicts, {_num(_pct(rates.ai_no_error_correction_rate), 1)}% were "
               "(per annotator judgment; paper 4.1 reports 19.31% and 2.59%).", ""]
+    if evaluators:
+        lines += _evaluator_lines(evaluators)
     return "\n".join(lines) + "\n"
+
+
+def _evaluator_lines(benchmark: dict) -> list[str]:
+    """The overall rows of exports.tables.evaluator_benchmark_tables; the full tables are in the JSON file."""
+    rows = [[row["evaluator"], row["dimension"], row["evaluator_score"] or "—",
+             f"{_num(row['summary_pearson'])} (p {_num(row['summary_pearson_p'], 4)})",
+             f"{_num(row['summary_spearman'])} (p {_num(row['summary_spearman_p'], 4)})", row["summary_n"],
+             f"{_num(row['system_spearman'])} (p {_num(row['system_p'], 4)})", row["system_n"]]
+            for row in benchmark["summary_level"] if row["group_by"] == "overall"]
+    lines = ["## Automatic evaluators", "",
+             "Correlation with the human scores (per domain and per source dataset in "
+             "evaluator_benchmark.json).", "",
+             *_table(["evaluator", "human score", "evaluator score", "summary Pearson", "summary Spearman",
+                      "summaries", "system Spearman", "systems"], rows), ""]
+    sentence = benchmark["sentence_level"]
+    if sentence["detection"]:
+        lines += [f"Sentence-level error detection: {sentence['split']['description']}.", "",
+                  *_table(["evaluator", "threshold", "balanced accuracy", "ROC-AUC", "TN", "FP", "FN", "TP"],
+                          [[row["evaluator"], _num(row["threshold"], 4), _num(row["balanced_accuracy"]),
+                            _num(row["roc_auc"]), row["tn"], row["fp"], row["fn"], row["tp"]]
+                           for row in sentence["detection"]]), ""]
+    return lines
 
 
 def _tie(task: str) -> str:

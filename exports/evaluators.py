@@ -1,27 +1,45 @@
-"""Importing an automatic evaluator's scores and benchmarking it against the human scores (paper 6, D.2).
+"""Importing an automatic evaluator's scores and benchmarking evaluators against the human labels (paper 6, D.2).
+
+Scores computed by the platform's own runs (assist.evaluators) and imported ones live in the same table
+(assist.models.EvaluatorScore) and are benchmarked alike; only runs give sentence-level scores.
 
 File: CSV or JSONL, one row per summary keyed by `uid` + `model`, with one column per scored dimension among
 faithfulness, completeness, conciseness, composite (at least one; empty/null = not scored). Any finite number
 is accepted (a 1-5 Likert scale or a percentage): correlations do not depend on the scale. Validated like the
-dataset import (annotation.importing): every problem is reported with its line and field, and nothing is written
+dataset import (corpus.importing): every problem is reported with its line and field, and nothing is written
 if any row is bad. Importing again replaces that evaluator's scores for the summaries in the file.
 """
 
 import csv
+import dataclasses
 import io
 import math
+import re
 
 from django.db import transaction
 
-from annotation.importing import DatasetError, RowError, decode, guess_format, read_jsonl
-from annotation.models import Project, Summary
+from assist.evaluators import NAMES as BUILT_IN
+from assist.models import EvaluatorScore, EvaluatorSentenceScore
+from corpus.importing import DatasetError, RowError, decode, guess_format, read_jsonl
+from corpus.models import Project, Summary
+from corpus.storable_text import unstorable
 
 from .analytics import Analytics
-from .evaluator_benchmark import EvaluatorBenchmark, benchmark_evaluator, rows_from_scores
-from .models import EvaluatorScore
+from .evaluator_benchmark import (
+    Detection,
+    DocumentSplit,
+    EvaluatorBenchmark,
+    SentenceScore,
+    benchmark_evaluator,
+    combined_detection,
+    error_detection,
+    rows_from_scores,
+    split_documents,
+)
 
 DIMENSIONS = ("faithfulness", "completeness", "conciseness", "composite")
 KEYS = ("uid", "model")
+EVALUATOR_NAME = re.compile(r"[A-Za-z0-9._:+@-]{1,100}")
 
 
 def _rows(text: str, fmt: str, errors: list[RowError]):
@@ -31,8 +49,11 @@ def _rows(text: str, fmt: str, errors: list[RowError]):
             yield row.line, row.values
         return
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    for values in reader:
-        yield reader.line_num, {key: (None if value == "" else value) for key, value in values.items()}
+    try:
+        for values in reader:
+            yield reader.line_num, {key: (None if value == "" else value) for key, value in values.items()}
+    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
+        errors.append(RowError(reader.line_num, "", f"unreadable CSV row ({exc})"))
 
 
 def _score(value, line: int, name: str, errors: list[RowError]) -> float | None:
@@ -59,7 +80,12 @@ def parse_scores(project: Project, data: bytes, filename: str) -> dict[int, dict
     parsed: dict[int, dict] = {}
     seen: dict[tuple, int] = {}
     for line, values in _rows(text, fmt, errors):
-        unknown = sorted(set(values) - set(KEYS) - set(DIMENSIONS))
+        if None in values:  # csv.DictReader's key for the cells past the header's
+            errors.append(RowError(line, "", "the row has more cells than the header"))
+        unreadable = {key for key in values if key is not None and unstorable(key)}
+        if unreadable:
+            errors.append(RowError(line, "", f"a column name {unstorable(min(unreadable))}"))
+        unknown = sorted(set(values) - set(KEYS) - set(DIMENSIONS) - unreadable - {None})
         if unknown:
             errors.append(RowError(line, unknown[0], f"unknown column(s): {', '.join(unknown)}; use "
                                                      f"{', '.join(KEYS + DIMENSIONS)}"))
@@ -94,23 +120,27 @@ def import_evaluator_scores(*, project: Project, evaluator: str, data: bytes, fi
     evaluator = evaluator.strip()
     if not evaluator:
         raise DatasetError([RowError(0, "", "the evaluator needs a name")])
+    if not EVALUATOR_NAME.fullmatch(evaluator):
+        raise DatasetError([RowError(0, "", f"the evaluator's name {evaluator[:120]!r} must be 1 to 100 letters, "
+                                            "digits and . _ - + : @ (it names the evaluator's CSV download)")])
+    if evaluator.lower() in BUILT_IN:
+        raise DatasetError([RowError(0, "", f"{evaluator!r} is a built-in evaluator: run it (run_evaluator), or "
+                                            "import these scores under another name")])
     parsed = parse_scores(project, data, filename)
     EvaluatorScore.objects.filter(evaluator=evaluator, summary_id__in=parsed).delete()
-    EvaluatorScore.objects.bulk_create([EvaluatorScore(project=project, summary_id=pk, evaluator=evaluator, **scores)
+    EvaluatorScore.objects.bulk_create([EvaluatorScore(project=project, summary_id=pk, evaluator=evaluator,
+                                                       origin=EvaluatorScore.Origin.IMPORTED, **scores)
                                         for pk, scores in parsed.items()], batch_size=2000)
     return len(parsed)
 
 
-def evaluators_of(project: Project) -> list[str]:
-    return list(EvaluatorScore.objects.filter(project=project).order_by("evaluator")
-                .values_list("evaluator", flat=True).distinct())
-
 
 def benchmark(project: Project, evaluator: str, analytics: Analytics) -> dict[str, EvaluatorBenchmark]:
-    """Per dimension: summary-level Pearson and system-level Spearman, overall and per domain."""
+    """Per dimension: summary-level Pearson and Spearman, system-level Spearman; overall, per domain, per source."""
     summaries = analytics.summaries
     domains = dict(zip(summaries["uid"], summaries["domain"]))
-    stored = list(EvaluatorScore.objects.filter(project=project, evaluator=evaluator)
+    sources = dict(zip(summaries["uid"], summaries["source"]))
+    stored = list(EvaluatorScore.objects.filter(project=project, evaluator=evaluator, status=EvaluatorScore.Status.OK)
                   .values("summary__document__uid", "summary__model", *DIMENSIONS))
     results = {}
     for dimension in DIMENSIONS:
@@ -119,5 +149,42 @@ def benchmark(project: Project, evaluator: str, analytics: Analytics) -> dict[st
         machine = {(row["summary__document__uid"], row["summary__model"]): row[dimension] for row in stored
                    if row[dimension] is not None}
         if machine:
-            results[dimension] = benchmark_evaluator(rows_from_scores(human, machine, domains))
+            results[dimension] = benchmark_evaluator(rows_from_scores(human, machine, domains, sources))
     return results
+
+
+def sentence_scores(project: Project, evaluator: str, analytics: Analytics) -> list[SentenceScore]:
+    """The evaluator's sentence scores where the human fact-verification majority exists."""
+    rows = (EvaluatorSentenceScore.objects
+            .filter(evaluator_score__project=project, evaluator_score__evaluator=evaluator,
+                    evaluator_score__status=EvaluatorScore.Status.OK, score__isnull=False)
+            .values_list("summary_sentence_id", "summary_sentence__summary__document__uid",
+                         "summary_sentence__summary__model", "summary_sentence__index", "score"))
+    labels = analytics.sentence_labels
+    scores = []
+    for key, uid, model, index, score in rows.iterator(chunk_size=5000):
+        label = labels.get((uid, model, index))
+        if label is not None:
+            scores.append(SentenceScore(document=uid, key=key, score=score, error=bool(label)))
+    return scores
+
+
+@dataclasses.dataclass(frozen=True)
+class DetectionReport:
+    split: DocumentSplit
+    single: dict[str, Detection]  # Evaluators with sentence scores.
+    combined: dict[tuple[str, str], dict[str, Detection]]  # (first, second) -> "and"/"or".
+
+
+def detection_report(project: Project, analytics: Analytics, evaluators: list[str]) -> DetectionReport:
+    """Sentence-level error detection of each evaluator with sentence scores, and of each pair combined.
+
+    The split is over all the project's documents, so it does not depend on which evaluators ran."""
+    split = split_documents(analytics.summaries["uid"].tolist())
+    scored = {name: sentence_scores(project, name, analytics) for name in evaluators}
+    scored = {name: sentences for name, sentences in scored.items() if sentences}
+    names = sorted(scored)
+    return DetectionReport(
+        split=split, single={name: error_detection(scored[name], split) for name in names},
+        combined={(a, b): combined_detection(scored[a], scored[b], split)
+                  for i, a in enumerate(names) for b in names[i + 1:]})

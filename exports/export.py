@@ -1,4 +1,5 @@
-"""The benchmark export (BRIEF step 12: the UniSumEval release format, and what the release lacked).
+"""The benchmark export: the UniSumEval release format, and what the release lacked (README, "Analytics and the
+benchmark export").
 
 Files written next to `out` (stem = out without its extension):
 - out: one row per summary with the release fields (exports.aggregation.RELEASE_FIELDS) plus `composite`, as
@@ -11,6 +12,10 @@ Files written next to `out` (stem = out without its extension):
 - stem.summaries.csv|parquet and stem.labels.csv|parquet (`tables`): per-summary scores, and annotator-level
   labels in long form; stem.agreement.csv|parquet and stem.score_table.csv|parquet with the card's tables.
 - stem.card.md (`card`): the dataset card (exports.card).
+- stem.evaluator_benchmark.json (whenever the project has evaluator scores): the evaluator benchmark as the
+  analytics page shows it (summary and system level per domain and source, sentence-level detection with its
+  split, combinations); with `tables`, also stem.evaluator_benchmark.csv|parquet and
+  stem.evaluator_detection.csv|parquet.
 
 Memory stays flat: rows are computed per chunk of documents (exports.aggregation) and written one at a time;
 the label table is streamed from one chunked query. Only a few numbers per summary are kept for the card.
@@ -22,10 +27,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from annotation.models import Annotator, Document, KeyFact, Project, Task
+from annotation.models import Annotator, Task
+from assist.models import EvaluatorScore
+from corpus.models import Document, KeyFact, Project
 
 from .aggregation import RELEASE_FIELDS, summary_results
 from .analytics import Collector
+from .csv_files import write_frame
 from .selectors import analysis_labels, check_labels, label_source
 
 FORMATS = ("jsonl", "json")
@@ -64,7 +72,8 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
     out.parent.mkdir(parents=True, exist_ok=True)
     source = label_source(project, include_simulated=options.include_simulated)
     result = ExportResult(label_source=source)
-    collector = Collector(source) if (options.card or options.tables) else None
+    evaluators = EvaluatorScore.objects.filter(project=project, status=EvaluatorScore.Status.OK).exists()
+    collector = Collector(source) if (options.card or options.tables or evaluators) else None
     summary_table = None
     if options.tables:
         summary_table = _TableWriter(_sibling(out, "summaries", options.tables), SUMMARY_COLUMNS)
@@ -111,11 +120,25 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
                                          _sibling(out, "agreement", options.tables)))
         table = analytics.summarizer_table()
         result.files.append(_write_frame(table.reset_index(), _sibling(out, "score_table", options.tables)))
+    benchmark = None
+    if evaluators:
+        from .tables import evaluator_benchmark_tables
+
+        benchmark = evaluator_benchmark_tables(project, analytics)
+        path = _sibling(out, "evaluator_benchmark", "json")
+        path.write_text(json.dumps(benchmark, ensure_ascii=False, indent=1), encoding="utf-8")
+        result.files.append(path)
+        if options.tables:
+            result.files.append(_write_frame(pd.DataFrame(benchmark["summary_level"]),
+                                             _sibling(out, "evaluator_benchmark", options.tables)))
+            result.files.append(_write_frame(pd.DataFrame(benchmark["sentence_level"]["detection"]),
+                                             _sibling(out, "evaluator_detection", options.tables)))
     if options.card:
         from .card import dataset_card
 
         path = _sibling(out, "card", "md")
-        path.write_text(dataset_card(project, analytics, report, result.rows), encoding="utf-8")
+        path.write_text(dataset_card(project, analytics, report, result.rows, evaluators=benchmark),
+                        encoding="utf-8")
         result.files.append(path)
     return result
 
@@ -147,7 +170,7 @@ class _TableWriter:
         frame = pd.DataFrame.from_records(self.buffer, columns=self.columns)
         self.buffer = []
         if self.path.suffix == ".csv":
-            frame.to_csv(self.path, mode="a" if self.started else "w", header=not self.started, index=False)
+            write_frame(frame, self.path, append=self.started)
         else:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -167,7 +190,7 @@ class _TableWriter:
 
 def _write_frame(frame: pd.DataFrame, path: Path) -> Path:
     if path.suffix == ".csv":
-        frame.to_csv(path, index=False)
+        write_frame(frame, path)
     else:
         frame.to_parquet(path, index=False)
     return path

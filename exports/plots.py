@@ -108,3 +108,24 @@ def lines(series: dict[str, list[tuple[str, float]]], *, width: int = 640, heigh
             "y_axis": 10 + plot_h, "top": top, "top_y": 14, "left_label": left - 6,
             "first_day": days[0] if days else "", "last_day": days[-1] if days else "", "day_y": 10 + plot_h + 16,
             "legend_y": height - 14, "legend_ty": height - 4}
+
+
+def roc_curves(curves: dict[str, list[tuple[float, float]]], *, size: int = 260, left: int = 54,
+               legend_w: int = 190) -> dict:
+    """ROC curves in one square (x = false positive rate, y = true positive rate), the chance diagonal dashed."""
+    top, bottom = 10, 10 + size
+
+    def xy(fpr: float, tpr: float) -> tuple[float, float]:
+        return round(left + fpr * size, 1), round(bottom - tpr * size, 1)
+
+    drawn = []
+    for k, (name, points) in enumerate(curves.items()):
+        drawn.append({"name": name, "cls": f"series-{k % SERIES}",
+                      "points": " ".join("{},{}".format(*xy(fpr, tpr)) for fpr, tpr in points),
+                      "ly": top + 6 + k * 20, "lty": top + 15 + k * 20})
+    ticks = [{"value": f"{t:.1f}", "x": left + t * size, "y": bottom - t * size} for t in (0, 0.5, 1)]
+    return {"width": left + size + 24 + legend_w, "height": bottom + 36, "x0": left, "x_end": left + size,
+            "top": top, "bottom": bottom, "series": drawn, "ticks": ticks, "tick_ty": bottom + 14,
+            "label_x": left - 6, "axis_title_y": bottom + 30, "mid_x": left + size / 2, "mid_y": top + size / 2,
+            "y_title_x": 12,
+            "legend_x": left + size + 24, "legend_tx": left + size + 40}

@@ -1,4 +1,4 @@
-"""The agreement report of a project (BRIEF step 9, paper section 4 and table 2).
+"""The agreement report of a project (paper section 4 and table 2).
 
 Per task, overall and broken down by domain, by short/long and by dialogue/non-dialogue. The primary
 coefficient is the paper's: Krippendorff's alpha (nominal) for fact verification and key-fact alignment,
@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from annotation.models import Project, Task
+from annotation.models import Task
+from corpus.models import Project
 
 from .agreement import AgreementEstimate, RatingCounts, ac1_with_interval, alpha_with_interval, rating_counts
 from .selectors import document_attributes, label_source, task_ratings

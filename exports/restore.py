@@ -1,7 +1,7 @@
 """Importing a benchmark export back (the round trip): corpus, human key-facts and annotator-level labels.
 
-A dedicated path rather than annotation.importing: the release rows carry labels and scores the dataset import
-has no place for. The corpus goes through annotation.importing.import_dataset (same validation, line numbers
+A dedicated path rather than corpus.importing: the release rows carry labels and scores the dataset import
+has no place for. The corpus goes through corpus.importing.import_dataset (same validation, line numbers
 kept: one release row is one line); the export-only fields are checked here. Labels need an export made with
 --annotator-labels: each pseudonymous annotator becomes an Annotator (provider "simulated" when the export says
 its labels were simulated, else "link" with external id "benchmark:<pseudonym>"), each (HIT, annotator) one
@@ -15,9 +15,10 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.importing import DatasetError, RowError, import_dataset
-from annotation.models import Annotator, Assignment, Document, KeyFact, Label, Project, Summary, Task, Unit
+from annotation.models import Annotator, Assignment, Label, Task, Unit
 from annotation.services.hits import build_hits, create_alignment_hits
+from corpus.importing import DatasetError, RowError, import_dataset
+from corpus.models import Document, KeyFact, Project, Summary
 
 from .aggregation import RELEASE_FIELDS
 
@@ -94,7 +95,7 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
         if status == KeyFact.Status.ACCEPTED:
             human[document_id].append(pk)
     units = {}
-    for pk, hit_id, task, summary_id, document_id, index, keyfact_id in Unit.objects.filter(
+    for pk, hit_id, task, summary_id, _document_id, index, keyfact_id in Unit.objects.filter(
             hit__project=project, attention_check__isnull=True).values_list(
             "pk", "hit_id", "task", "hit__summary_id", "hit__document_id", "summary_sentence__index", "keyfact_id"):
         if task == Task.FACT_VERIFICATION:

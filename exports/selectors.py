@@ -8,6 +8,8 @@ The rules, in one place:
   silently. By default the analytics read the real labels; a project that has no real label yet (a pilot) reads
   its simulated ones. `include_simulated=True` reads both, and every report names its source
   ("real", "simulated" or "real+simulated") so a reader always knows.
+
+`evaluators_of` names the automatic evaluators whose scores a project holds.
 """
 
 import dataclasses
@@ -15,9 +17,11 @@ import dataclasses
 import numpy as np
 from django.db.models import QuerySet
 
-from annotation.models import Annotator, Document, Label, Project, Task
+from annotation.models import Annotator, Label, Task
 from annotation.quality.selectors import check_labels as quality_check_labels
 from annotation.quality.selectors import counted_labels as quality_counted_labels
+from assist.models import EvaluatorScore
+from corpus.models import Document, Project
 
 # The binary label each task's agreement and majority vote are computed on.
 TASK_FIELD = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
@@ -104,3 +108,9 @@ def document_attributes(project: Project) -> dict[int, dict]:
     return {pk: {"domain": domain, "length": length, "input_type": input_type}
             for pk, domain, length, input_type in Document.objects.filter(project=project)
             .values_list("pk", "domain", "length", "input_type")}
+
+
+def evaluators_of(project: Project) -> list[str]:
+    """The names of the automatic evaluators (run here or imported) with scores in `project`."""
+    return list(EvaluatorScore.objects.filter(project=project, status=EvaluatorScore.Status.OK).order_by("evaluator")
+                .values_list("evaluator", flat=True).distinct())

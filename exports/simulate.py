@@ -1,4 +1,5 @@
-"""A pilot simulation: synthetic annotators label a whole project (BRIEF issue 6, step 6).
+"""A pilot simulation: synthetic annotators label a whole project, all three tasks (README, "Analytics and the
+benchmark export").
 
 HITs are built by the real service (annotation.services.hits.build_hits, KV before KA, so key-fact validation
 is settled by the same majority rule as real work). Answers are written with bulk inserts rather than through
@@ -24,9 +25,10 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AttentionCheck, ErrorType, Hit, Label, Project, Task, Unit
+from annotation.models import Annotator, Assignment, AttentionCheck, ErrorType, Hit, Label, Task, Unit
 from annotation.quality.grading import grade_assignment
 from annotation.services.hits import build_hits
+from corpus.models import Project
 
 ERROR_TYPES = [choice.value for choice in ErrorType]
 BASE_RATE = {Task.FACT_VERIFICATION: 0.10, Task.KEYFACT_VALIDATION: 0.90, Task.KEYFACT_ALIGNMENT: 0.15}

@@ -7,23 +7,25 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 from django.db.models.functions import TruncDate, TruncHour
 
-from annotation.models import Project
+from assist.evaluators import dimension_sources
+from assist.models import EvaluatorScore
+from corpus.models import Project
 
 from .analytics import Analytics, project_analytics
 from .evaluators import DIMENSIONS as EVALUATOR_DIMENSIONS
-from .evaluators import benchmark
-from .models import EvaluatorScore
+from .evaluators import DetectionReport, benchmark, detection_report
 from .report import AgreementReport, agreement_report
-from .selectors import analysis_labels
+from .selectors import analysis_labels, evaluators_of
 
-TABLES = ("agreement", "summarizers", "scores", "error-types", "corrections", "progress")
+TABLES = ("agreement", "summarizers", "scores", "error-types", "corrections", "progress", "evaluators", "detection",
+          "detection-combinations")
 CACHE_SECONDS = 3600
 
 
 def _state(project: Project, source: str) -> str:
     """Changes whenever a counted label, a grade or an evaluator score changes: the cache key's version."""
     labels = analysis_labels(project, source).aggregate(n=Count("pk"), last=Max("updated_at"))
-    scores = EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("imported"))
+    scores = EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("updated"))
     state = f"{labels['n']}-{labels['last']}-{scores['n']}-{scores['last']}"
     return hashlib.sha256(state.encode()).hexdigest()[:16]
 
@@ -60,20 +62,73 @@ def progress_series(project: Project, source: str) -> dict[str, list[tuple[str, 
     return series
 
 
-def evaluator_rows(project: Project, source: str, evaluator: str) -> list[dict]:
-    results = benchmark(project, evaluator, cached_analytics(project, source))
+def evaluator_rows(project: Project, source: str, evaluator: str, analytics: Analytics | None = None) -> list[dict]:
+    """Summary-level Pearson and Spearman and system-level Spearman of one evaluator, per dimension: overall, per
+    domain and per source dataset."""
+    results = benchmark(project, evaluator, analytics or cached_analytics(project, source))
+    named = dimension_sources(evaluator)
     rows = []
     for dimension in EVALUATOR_DIMENSIONS:
         if dimension not in results:
             continue
         result = results[dimension]
-        for domain, levels in [("overall", result.overall), *result.by_domain.items()]:
-            rows.append({"evaluator": evaluator, "dimension": dimension, "domain": domain,
-                         "summary_pearson": _clean(levels.summary_level.statistic),
-                         "summary_p": _clean(levels.summary_level.p_value), "summary_n": levels.summary_level.n,
-                         "system_spearman": _clean(levels.system_level.statistic),
-                         "system_p": _clean(levels.system_level.p_value), "system_n": levels.system_level.n,
-                         "note": levels.summary_level.reason or levels.system_level.reason})
+        groups = [("overall", "overall", result.overall), *[("domain", name, levels) for name, levels in
+                                                            result.by_domain.items()],
+                  *[("source", name, levels) for name, levels in result.by_source.items()]]
+        for group_by, group, levels in groups:
+            pearson, spearman, system = levels.summary_level, levels.summary_level_spearman, levels.system_level
+            rows.append({"evaluator": evaluator, "dimension": dimension, "evaluator_score": named.get(dimension, ""),
+                         "group_by": group_by, "group": group,
+                         "summary_pearson": _clean(pearson.statistic), "summary_pearson_p": _clean(pearson.p_value),
+                         "summary_pearson_ci_low": _clean(pearson.ci_low),
+                         "summary_pearson_ci_high": _clean(pearson.ci_high),
+                         "summary_spearman": _clean(spearman.statistic), "summary_spearman_p": _clean(spearman.p_value),
+                         "summary_n": pearson.n, "system_spearman": _clean(system.statistic),
+                         "system_p": _clean(system.p_value), "system_n": system.n,
+                         "note": pearson.reason or system.reason})
+    return rows
+
+
+def cached_detection(project: Project, source: str) -> DetectionReport:
+    key = f"exports:detection:{project.pk}:{source}:{_state(project, source)}"
+    return cache.get_or_set(key, lambda: detection_report(project, cached_analytics(project, source),
+                                                          evaluators_of(project)), CACHE_SECONDS)
+
+
+def detection_rows(report: DetectionReport) -> list[dict]:
+    return [{"evaluator": name, "split": report.split.describe(), "threshold": _clean(result.threshold),
+             "validation_sentences": result.n_validation,
+             "validation_balanced_accuracy": _clean(result.validation_balanced_accuracy),
+             "test_sentences": result.n_test, "balanced_accuracy": _clean(result.balanced_accuracy),
+             "roc_auc": _clean(result.roc_auc), "tn": result.tn, "fp": result.fp, "fn": result.fn, "tp": result.tp,
+             "note": result.reason}
+            for name, result in report.single.items()]
+
+
+def evaluator_benchmark_tables(project: Project, analytics: Analytics) -> dict:
+    """Everything the analytics page shows about evaluators, as the benchmark export writes it."""
+    names = evaluators_of(project)
+    report = detection_report(project, analytics, names)
+    return {
+        "label_source": analytics.label_source,
+        "summary_level": [row for name in names
+                          for row in evaluator_rows(project, analytics.label_source, name, analytics)],
+        "sentence_level": {"split": {"seed": report.split.seed, "description": report.split.describe(),
+                                     "validation_documents": sorted(map(str, report.split.validation)),
+                                     "test_documents": sorted(map(str, report.split.test))},
+                           "detection": detection_rows(report), "combinations": combination_rows(report)},
+    }
+
+
+def combination_rows(report: DetectionReport) -> list[dict]:
+    rows = []
+    for (first, second), results in report.combined.items():
+        for rule, result in results.items():
+            rows.append({"first": first, "second": second, "rule": rule.upper(),
+                         "first_balanced_accuracy": _clean(report.single[first].balanced_accuracy),
+                         "second_balanced_accuracy": _clean(report.single[second].balanced_accuracy),
+                         "balanced_accuracy": _clean(result.balanced_accuracy), "test_sentences": result.n_test,
+                         "tn": result.tn, "fp": result.fp, "fn": result.fn, "tp": result.tp, "note": result.reason})
     return rows
 
 
@@ -83,6 +138,12 @@ def table_rows(project: Project, source: str, table: str, dimension: str = "comp
         return [row.flat() for row in cached_report(project, source).rows]
     if table.startswith("evaluator-"):
         return evaluator_rows(project, source, table.removeprefix("evaluator-"))
+    if table == "evaluators":
+        return [row for name in evaluators_of(project) for row in evaluator_rows(project, source, name)]
+    if table == "detection":
+        return detection_rows(cached_detection(project, source))
+    if table == "detection-combinations":
+        return combination_rows(cached_detection(project, source))
     if table == "progress":
         return [{"task": task, "day": day, "cumulative_labels": n}
                 for task, points in progress_series(project, source).items() for day, n in points]

@@ -1,9 +1,8 @@
 """The researcher's analytics pages: agreement, scores, error types, progress, evaluators, exports (managers only).
 
-Every view asks annotation.permissions.get_managed_project: outsiders get a 404, annotators a 403.
+Every view asks corpus.access.get_managed_project: outsiders get a 404, annotators a 403.
 """
 
-import csv
 import io
 import math
 from pathlib import Path
@@ -14,20 +13,35 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from django_htmx.http import HttpResponseStopPolling
 
-from annotation.importing import DatasetError
-from annotation.models import Job, Task
-from annotation.permissions import get_managed_project
+from annotation.models import Task
+from assist.config import ConfigError, backend_config
+from assist.evaluators import NAMES as EVALUATOR_NAMES
+from assist.evaluators.runs import evaluator_run_start
+from assist.llm.base import BackendError
+from corpus.access import get_managed_project
+from corpus.importing import DatasetError
+from corpus.models import Job, JobAlreadyOpen
 
 from . import plots
-from .evaluators import evaluators_of, import_evaluator_scores
+from .csv_files import write_rows
+from .evaluators import import_evaluator_scores
 from .export import TABLE_FORMATS, ExportOptions
 from .report import COEFFICIENT_NAMES, PAPER_REFERENCE
+from .runs import export_start
 from .scores import SCORE_DIMENSIONS
-from .selectors import label_source
-from .tables import TABLES, cached_analytics, cached_report, evaluator_rows, progress_series, table_rows
-from .tasks import JOB_KIND, export_start
+from .selectors import evaluators_of, label_source
+from .tables import (
+    TABLES,
+    cached_analytics,
+    cached_detection,
+    cached_report,
+    combination_rows,
+    detection_rows,
+    evaluator_rows,
+    progress_series,
+    table_rows,
+)
 
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 
@@ -45,7 +59,7 @@ def analytics(request, slug):
     context = {"project": project, "source": source, "include_simulated": include_simulated,
                "dimension": dimension, "dimensions": DIMENSIONS, "tables": TABLES, "table_formats": TABLE_FORMATS,
                "agreement": _agreement_context(report), "n_boot": report.n_boot,
-               "jobs": project.jobs.filter(kind=JOB_KIND)[:5], "evaluators": evaluators_of(project)}
+               "jobs": project.jobs.filter(kind=Job.Kind.EXPORT)[:5], "evaluators": evaluators_of(project)}
     table = data.table()
     if table is not None:
         frame = table.by_domain[dimension]
@@ -62,8 +76,44 @@ def analytics(request, slug):
     series = progress_series(project, source)
     if series:
         context["progress_chart"] = plots.lines(series)
-    context["evaluator_results"] = {name: evaluator_rows(project, source, name) for name in context["evaluators"]}
+    context.update(_evaluator_context(project, source, context["evaluators"]))
     return render(request, "exports/analytics.html", context)
+
+
+def _evaluator_context(project, source: str, names: list[str]) -> dict:
+    """The evaluator benchmark: correlations (table and plot), sentence-level detection, combinations, runs."""
+    rows = {name: evaluator_rows(project, source, name) for name in names}
+    points = [{"label": f"{row['evaluator']} {row['dimension']}", "value": _nan(row["summary_pearson"]),
+               "ci_low": _nan(row["summary_pearson_ci_low"]), "ci_high": _nan(row["summary_pearson_ci_high"]),
+               "cls": f"series-{names.index(row['evaluator']) % plots.SERIES}",
+               "title": f"{row['evaluator']} {row['dimension']}: Pearson {_fmt(_nan(row['summary_pearson']))} "
+                        f"over {row['summary_n']} summaries"}
+              for name in names for row in rows[name] if row["group_by"] == "overall"]
+    detection = cached_detection(project, source)
+    single = list(detection.single)
+    # SBERTScore paper, figure 1: the diagonal is each evaluator alone, above it OR, below it AND.
+    matrix = [[_fmt(_nan(detection.single[a].balanced_accuracy)) if a == b else
+               _fmt(detection.combined[(a, b) if a < b else (b, a)]["or" if i < j else "and"].balanced_accuracy)
+               for j, b in enumerate(single)] for i, a in enumerate(single)]
+    config = backend_config()
+    return {
+        "evaluator_tables": [{"name": name, "overall": [row for row in rows[name] if row["group_by"] == "overall"],
+                              "groups": [row for row in rows[name] if row["group_by"] != "overall"]}
+                             for name in names],
+        "evaluator_chart": plots.intervals(points, low=-1.0, high=1.0) if points else None,
+        "detection": detection, "detection_rows": detection_rows(detection),
+        "combination_rows": combination_rows(detection), "combination_matrix": list(zip(single, matrix)),
+        "combination_names": single,
+        "roc_chart": plots.roc_curves({name: list(result.roc) for name, result in detection.single.items()
+                                       if result.roc}) if any(r.roc for r in detection.single.values()) else None,
+        "evaluator_names": EVALUATOR_NAMES,
+        "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
+        "evaluator_jobs": project.jobs.filter(kind=Job.Kind.EVALUATOR)[:5],
+    }
+
+
+def _nan(value) -> float:
+    return math.nan if value is None else value
 
 
 def _agreement_context(report) -> list[dict]:
@@ -103,10 +153,7 @@ def table_csv(request, slug, table):
     if rows is None:
         raise Http404("No such table")
     buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(buffer, rows)
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
     return response
@@ -133,6 +180,33 @@ def evaluator_upload(request, slug):
 
 @login_required
 @require_POST
+def evaluator_run(request, slug):
+    """Start an evaluator run over the project (a Job row, a task per document); the page polls its progress."""
+    project = get_managed_project(request.user, slug)
+    evaluator, backend = request.POST.get("evaluator", ""), request.POST.get("backend", "").strip()
+    anchor = reverse("exports_analytics", args=[project.slug]) + "#evaluators"
+    if evaluator not in EVALUATOR_NAMES:
+        messages.error(request, f"Choose an evaluator among {', '.join(EVALUATOR_NAMES)}.")
+        return redirect(anchor)
+    if backend not in ("", *backend_config().llm_voter_backends, backend_config().llm_backend):
+        messages.error(request, "Choose one of the configured LLM backends.")
+        return redirect(anchor)
+    running = project.jobs.filter(kind=Job.Kind.EVALUATOR, status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+                                  result__evaluator=evaluator).first()
+    if running:
+        messages.info(request, f"A {evaluator} run is already in progress: its progress shows below.")
+        return redirect(anchor)
+    try:
+        evaluator_run_start(project=project, evaluator=evaluator, backend=backend, user=request.user)
+    except (ConfigError, BackendError) as exc:
+        messages.error(request, f"{evaluator} cannot run: {exc}")
+    else:
+        messages.success(request, f"{evaluator} started: progress shows below.")
+    return redirect(anchor)
+
+
+@login_required
+@require_POST
 def export_create(request, slug):
     project = get_managed_project(request.user, slug)
     tables = request.POST.get("tables") or None
@@ -141,29 +215,19 @@ def export_create(request, slug):
         annotator_labels=bool(request.POST.get("annotator_labels")), assistance=bool(request.POST.get("assistance")),
         checks=bool(request.POST.get("checks")), tables=tables if tables in TABLE_FORMATS else None,
         card=bool(request.POST.get("card")), include_simulated=bool(request.POST.get("include_simulated")))
-    running = project.jobs.filter(kind=JOB_KIND, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
-    if running:
+    try:
+        export_start(project=project, options=options, user=request.user)
+    except JobAlreadyOpen:
         messages.info(request, "An export is already running: its progress shows below.")
     else:
-        export_start(project=project, options=options, user=request.user)
         messages.success(request, "Export started: progress shows below.")
     return redirect(reverse("exports_analytics", args=[project.slug]) + "#export")
 
 
 @login_required
-def export_status(request, slug, pk):
-    project = get_managed_project(request.user, slug)
-    job = get_object_or_404(project.jobs.filter(kind=JOB_KIND), pk=pk)
-    response = render(request, "exports/_export_job.html", {"project": project, "job": job})
-    if request.htmx and job.is_finished:
-        return HttpResponseStopPolling(response.content)
-    return response
-
-
-@login_required
 def export_download(request, slug, pk, name):
     project = get_managed_project(request.user, slug)
-    job = get_object_or_404(project.jobs.filter(kind=JOB_KIND, status=Job.Status.DONE), pk=pk)
+    job = get_object_or_404(project.jobs.filter(kind=Job.Kind.EXPORT, status=Job.Status.DONE), pk=pk)
     if name not in job.result.get("files", []):
         raise Http404("No such file")
     path = Path(job.result["directory"]) / name

@@ -75,21 +75,21 @@ def tasks_in_process(settings):
 
 @pytest.fixture
 def project(db):
-    from annotation.models import Project
+    from corpus.models import Project
 
     return Project.objects.create(slug="alpha", name="Alpha")
 
 
 @pytest.fixture
 def other_project(db):
-    from annotation.models import Project
+    from corpus.models import Project
 
     return Project.objects.create(slug="beta", name="Beta")
 
 
 @pytest.fixture
 def manager(db, project, django_user_model):
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     user = django_user_model.objects.create_user("mia", password="pw-manager-1", is_staff=True)
     Membership.objects.create(project=project, user=user, role=Membership.Role.MANAGER)
@@ -98,7 +98,7 @@ def manager(db, project, django_user_model):
 
 @pytest.fixture
 def annotator(db, project, django_user_model):
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     user = django_user_model.objects.create_user("ann", password="pw-annotator-1")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
@@ -108,7 +108,7 @@ def annotator(db, project, django_user_model):
 @pytest.fixture
 def outsider(db, other_project, django_user_model):
     """A manager, but of another project."""
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     user = django_user_model.objects.create_user("otto", password="pw-outsider-1", is_staff=True)
     Membership.objects.create(project=other_project, user=user, role=Membership.Role.MANAGER)
@@ -118,7 +118,7 @@ def outsider(db, other_project, django_user_model):
 @pytest.fixture
 def other_annotator(db, project, django_user_model):
     """A second annotator of the same project: must never see the first one's work."""
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     user = django_user_model.objects.create_user("bea", password="pw-annotator-2")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)

@@ -5,12 +5,13 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from annotation.importing import import_dataset
-from annotation.models import Annotator, KeyFact, Project, SummarySentence
+from annotation.models import Annotator, ProjectAnnotator
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
 from annotation.services.hits import build_hits
 from assist.models import ContextualMapping, PreLabel
+from corpus.importing import import_dataset
+from corpus.models import KeyFact, Project, SummarySentence
 
 SMALL_JSONL = Path(__file__).resolve().parent / "fixtures" / "import" / "small.jsonl"
 
@@ -76,10 +77,27 @@ def annotator_for(user) -> Annotator:
     return annotator
 
 
-def crowd_annotator(name: str) -> Annotator:
-    """A crowd worker who has passed the screening test (crowd workers need it before their first HIT)."""
-    return Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id=name,
-                                    qualified_at=timezone.now())
+def qualify(annotator: Annotator, *projects: Project) -> Annotator:
+    """Record that `annotator` passed the screening test of `projects` (every project that exists now if none)."""
+    for project in projects or Project.objects.all():
+        standing, _ = ProjectAnnotator.objects.get_or_create(annotator=annotator, project=project)
+        standing.qualified_at = timezone.now()
+        standing.save(update_fields=["qualified_at"])
+    return annotator
+
+
+def status_of(annotator: Annotator, project: Project) -> str:
+    return annotator.status_in(project)
+
+
+def set_status(annotator: Annotator, project: Project, status: str) -> None:
+    ProjectAnnotator.objects.update_or_create(annotator=annotator, project=project, defaults={"status": status})
+
+
+def crowd_annotator(name: str, *projects: Project) -> Annotator:
+    """A crowd worker who has passed the screening test (crowd workers need it before their first HIT) of
+    `projects`, or of every project that exists now."""
+    return qualify(Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id=name), *projects)
 
 
 def answers_for(unit, *, yes: bool = True) -> dict:

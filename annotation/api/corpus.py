@@ -1,10 +1,22 @@
-"""REST API (read side of the corpus). Access goes through annotation.permissions, as for the pages."""
+"""REST API (read side of the corpus). Access goes through annotation.permissions, as for the pages.
+
+The corpus is the managers' (annotation.permissions: set beside a HIT's units it would tell the attention checks
+apart). An annotator reads only the documents of the HITs it may read, and of them only what the HIT page shows:
+the numbered sentences, with their speaker turns.
+"""
 
 from django.db.models import QuerySet
 from rest_framework import mixins, serializers, viewsets
 
-from ..models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from ..permissions import projects_visible_to
+from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
+
+from ..permissions import (
+    documents_visible_to,
+    keyfacts_visible_to,
+    managed_projects,
+    projects_visible_to,
+    summaries_visible_to,
+)
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -24,8 +36,11 @@ class DocumentSentenceSerializer(serializers.ModelSerializer):
 
 
 class DocumentSerializer(serializers.ModelSerializer):
+    """A document; to an annotator (a document of its own HIT) only its id, project and sentences."""
+
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     sentences = DocumentSentenceSerializer(many=True, read_only=True)
+    SHOWN_TO_ANNOTATORS = ("id", "project", "sentences")
 
     class Meta:
         model = Document
@@ -33,6 +48,12 @@ class DocumentSerializer(serializers.ModelSerializer):
             "id", "project", "uid", "doc_id", "source", "domain", "input_type", "length", "redact_type",
             "word_count", "text", "reference", "sentences",
         ]
+
+    def to_representation(self, document):
+        data = super().to_representation(document)
+        if document.project_id in self.context.get("managed_project_ids", ()):
+            return data
+        return {name: data[name] for name in self.SHOWN_TO_ANNOTATORS}
 
 
 class SummarySentenceSerializer(serializers.ModelSerializer):
@@ -57,13 +78,15 @@ class KeyFactSerializer(serializers.ModelSerializer):
 
 
 class ProjectScopedViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Lists only what belongs to the projects the caller is a member of; `?project=slug` narrows it."""
+    """Lists what annotation.permissions lets the caller see; `?project=slug` narrows it."""
 
     project_path = "project"
 
-    def visible(self, queryset: QuerySet) -> QuerySet:
-        projects = projects_visible_to(self.request.user)
-        queryset = queryset.filter(**{f"{self.project_path}__in": projects})
+    def get_serializer_context(self):
+        managed = set(managed_projects(self.request.user).values_list("pk", flat=True))
+        return {**super().get_serializer_context(), "managed_project_ids": managed}
+
+    def narrowed(self, queryset: QuerySet) -> QuerySet:
         if slug := self.request.query_params.get("project"):
             queryset = queryset.filter(**{f"{self.project_path}__slug": slug})
         return queryset
@@ -81,7 +104,8 @@ class DocumentViewSet(ProjectScopedViewSet):
     serializer_class = DocumentSerializer
 
     def get_queryset(self):
-        return self.visible(Document.objects.select_related("project").prefetch_related("sentences")).order_by("pk")
+        documents = documents_visible_to(self.request).select_related("project").prefetch_related("sentences")
+        return self.narrowed(documents).order_by("pk")
 
 
 class SummaryViewSet(ProjectScopedViewSet):
@@ -89,8 +113,8 @@ class SummaryViewSet(ProjectScopedViewSet):
     project_path = "document__project"
 
     def get_queryset(self):
-        queryset = Summary.objects.select_related("document").prefetch_related("sentences")
-        return self.visible(queryset).order_by("pk")
+        queryset = summaries_visible_to(self.request.user).select_related("document").prefetch_related("sentences")
+        return self.narrowed(queryset).order_by("pk")
 
 
 class KeyFactViewSet(ProjectScopedViewSet):
@@ -98,4 +122,4 @@ class KeyFactViewSet(ProjectScopedViewSet):
     project_path = "document__project"
 
     def get_queryset(self):
-        return self.visible(KeyFact.objects.all()).order_by("pk")
+        return self.narrowed(keyfacts_visible_to(self.request.user)).order_by("pk")

@@ -1,6 +1,7 @@
 """REST API for quality control: graded submissions and a manager's override (managers only, via
 annotation.permissions). A grade is addressed by its assignment's id."""
 
+from django.urls.converters import UUIDConverter
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -8,7 +9,7 @@ from rest_framework.response import Response
 
 from ..models import Grade
 from ..permissions import get_managed_grade, grades_visible_to
-from ..quality.policy import OverrideRefused, grade_override
+from ..services.grades import OverrideRefused, grade_override
 
 
 class GradeSerializer(serializers.ModelSerializer):
@@ -35,6 +36,8 @@ class GradeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
     serializer_class = GradeSerializer
     lookup_field = "assignment__public_id"
     lookup_url_kwarg = "assignment"
+    # An assignment's UUID: anything else is no such address (404), never a lookup that raises on it.
+    lookup_value_regex = UUIDConverter.regex
 
     def get_queryset(self):
         queryset = grades_visible_to(self.request.user).select_related(

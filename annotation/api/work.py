@@ -5,25 +5,40 @@ an annotator reads their own assignments and labels and acts on them (reserve, a
 annotators only through UnitDisplaySerializer, the serializer the HIT page renders.
 """
 
+import re
 import uuid
 
+from django.urls.converters import UUIDConverter
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from ..models import Assignment, Assistance, Hit, Task, Unit
-from ..permissions import (assignments_visible_to, current_annotator, get_own_assignment, get_work_project,
-                           hits_visible_to, labels_visible_to, managed_projects, units_visible_to)
-from ..serializers import AnswerSerializer, LabelSerializer, UnitDisplaySerializer
+from corpus.models import Assistance
+
+from ..models import Assignment, ErrorType, Hit, Task, Unit
+from ..permissions import (
+    assignments_visible_to,
+    current_annotator,
+    get_own_assignment,
+    get_work_project,
+    hits_visible_to,
+    labels_visible_to,
+    managed_projects,
+    units_visible_to,
+)
+from ..selectors import count_of
+from ..serializers import LabelSerializer, UnitDisplaySerializer
 from ..services.answers import ANSWER_FIELDS, InvalidAnswers, save_answers
+from ..services.assignment import MissingAnswers, WorkRefused, reserve_next_hit, return_assignment, submit_assignment
 from ..services.assistance import AssistanceRefused, set_hit_assistance
-from ..services.assignment import (QUESTION_NAMES, MissingAnswers, WorkRefused, describe_unit, reserve_next_hit,
-                                   return_assignment, submit_assignment)
-from ..services.progress import count_of
+from ..wording import QUESTION_NAMES, describe_unit
 
 
 class HitSerializer(serializers.ModelSerializer):
+    """A HIT; to an annotator only what its page shows: not the summary (its own sentence list, beside the HIT's
+    units, would tell the attention checks apart), nor the document's name or an ablation's setting."""
+
     id = serializers.UUIDField(source="public_id", read_only=True)
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     document_uid = serializers.CharField(source="document.uid", read_only=True)
@@ -38,6 +53,15 @@ class HitSerializer(serializers.ModelSerializer):
         model = Hit
         fields = ["id", "project", "task", "position", "document", "document_uid", "summary", "summary_model",
                   "assistance", "assistance_override", "unit_count", "created"]
+
+    MANAGERS_ONLY = ("document_uid", "summary", "summary_model", "assistance_override")
+
+    def to_representation(self, hit):
+        data = super().to_representation(hit)
+        if hit.project_id not in self.context.get("managed_project_ids", ()):
+            for name in self.MANAGERS_ONLY:
+                data.pop(name)
+        return data
 
 
 class HitAssistanceSerializer(serializers.Serializer):
@@ -97,9 +121,17 @@ class ReserveSerializer(serializers.Serializer):
     task = serializers.ChoiceField(choices=Task.choices)
 
 
-class AnswerRequestSerializer(AnswerSerializer):
+class AnswerRequestSerializer(serializers.Serializer):
     """One item's answers; `unit` is its position in the HIT (0-based, as in the page) or its id."""
 
+    # The request as the schema documents it; annotation.services.answers.clean_answers checks the answers.
+    has_error = serializers.BooleanField(required=False)
+    error_types = serializers.ListField(child=serializers.ChoiceField(choices=ErrorType.choices), required=False,
+                                        max_length=len(ErrorType.values))
+    ai_right = serializers.BooleanField(required=False)
+    useful = serializers.BooleanField(required=False)
+    aligned = serializers.BooleanField(required=False)
+    seconds_on_item = serializers.FloatField(required=False, min_value=0)
     unit = serializers.CharField()
 
 
@@ -118,10 +150,18 @@ def _problem(detail: str, code: int, **extra) -> Response:
 
 
 class HitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """HITs: managers see their projects' HITs, an annotator the HITs they hold. Filters: `?project=slug&task=fv`."""
+    """HITs: managers see their projects' HITs, an annotator the HITs they hold or submitted. Filters:
+    `?project=slug&task=fv`."""
 
     serializer_class = HitSerializer
     lookup_field = "public_id"
+    # Ids are UUIDs, as in the pages' <uuid:...> routes: anything else is no such address (404), and never reaches a
+    # lookup that would raise on it.
+    lookup_value_regex = UUIDConverter.regex
+
+    def get_serializer_context(self):
+        managed = set(managed_projects(self.request.user).values_list("pk", flat=True))
+        return {**super().get_serializer_context(), "managed_project_ids": managed}
 
     def get_queryset(self):
         queryset = hits_visible_to(self.request).select_related("project", "document", "summary")
@@ -145,7 +185,7 @@ class HitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             set_hit_assistance(hit=hit, level=data.validated_data["assistance"], user=request.user)
         except AssistanceRefused as refusal:
             return _problem(str(refusal), status.HTTP_409_CONFLICT)
-        return Response(HitSerializer(self.get_queryset().get(pk=hit.pk)).data)
+        return Response(self.get_serializer(self.get_queryset().get(pk=hit.pk)).data)
 
 
 class UnitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -153,6 +193,7 @@ class UnitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     serializer_class = UnitSerializer
     lookup_field = "public_id"
+    lookup_value_regex = UUIDConverter.regex
 
     def get_serializer_context(self):
         managed = set(managed_projects(self.request.user).values_list("pk", flat=True))
@@ -176,6 +217,7 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     """Assignments: an annotator's own, or (for managers) all of their projects'. Actions act on one's own only."""
 
     lookup_field = "public_id"
+    lookup_value_regex = UUIDConverter.regex
 
     def get_serializer_class(self):
         return AssignmentDetailSerializer if self.action == "retrieve" else AssignmentSerializer
@@ -269,7 +311,8 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
 def _find_unit(assignment: Assignment, key: str) -> Unit | None:
     units = assignment.hit.units
-    if key.isdigit():
+    # ASCII digits only, as many as a position can have: str.isdigit() also takes "²", which int() refuses.
+    if re.fullmatch(r"[0-9]{1,6}", key):
         return units.filter(position=int(key)).first()
     public_id = _uuid_or_none(key)
     return units.filter(public_id=public_id).first() if public_id else None

@@ -1,14 +1,17 @@
 """The crowd-provider interface: everything the platform asks of MTurk, Prolific or a private link.
 
 Every outbound decision (approve, reject, bonus, block, add a place) is a Decision row executed by the outbox
-(outbox.py); providers answer "already done" as success (`AlreadyDone`) and raise `TransientError` for what a retry
-may fix.
+(outbox.py); providers answer "already done" as success (`AlreadyDone`) and raise `ProviderTransientError` for what a
+retry may fix.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+
+from ..models import ProviderResource
 
 CENT = Decimal("0.01")
 
@@ -25,7 +28,7 @@ class ProviderError(Exception):
         super().__init__(f"{code}: {message}" if code else message)
 
 
-class TransientError(ProviderError):
+class ProviderTransientError(ProviderError):
     """The provider failed in a way a retry may fix (a service fault, a timeout, a 5xx, a 429)."""
 
 
@@ -99,10 +102,13 @@ class PublishItem:
     units: int
 
 
-class CrowdProvider:
-    """One crowd platform. Methods raise ProviderError / TransientError, or AlreadyDone where relevant."""
+class CrowdProvider(ABC):
+    """One crowd platform. Every provider (MTurk, Prolific, private links) has this shape; what a platform cannot do
+    raises NotImplementedError. Methods raise ProviderError / ProviderTransientError, or AlreadyDone where relevant."""
 
     name = ""
+    #: Resources (qualification types, groups) made once per platform account; MTurk keeps its sandbox apart.
+    sandbox = False
     #: Origins allowed to frame the HIT pages (CSP frame-ancestors); empty: never framed.
     frame_ancestors: tuple[str, ...] = ()
 
@@ -122,16 +128,35 @@ class CrowdProvider:
 
     def prepare(self, batch, *, entry_url: str) -> None:
         """Create what the batch needs once (qualification types, a HIT type, a study at `entry_url`)."""
+        return None  # Nothing to create for a platform without such resources (private links).
 
+    def _resource(self, key: str, create) -> str:
+        """The id of a resource made once on the platform (`create()` makes it), recorded so it is never made twice."""
+        found = ProviderResource.objects.filter(provider=self.name, sandbox=self.sandbox, key=key).first()
+        if found:
+            return found.external_id
+        external_id = create()
+        ProviderResource.objects.get_or_create(provider=self.name, sandbox=self.sandbox, key=key,
+                                               defaults={"external_id": external_id})
+        return external_id
+
+    @abstractmethod
     def publish_hit(self, batch, crowd_hit, url: str) -> str:
         """Create one HIT; returns its external id. Must be safe to call again with the same request token."""
         raise NotImplementedError
 
     def finish_publish(self, batch) -> None:
         """Called once every HIT exists (Prolific publishes the study here)."""
+        return None  # Most platforms publish HIT by HIT.
 
     # --- Workers
+    @abstractmethod
     def list_submissions(self, batch) -> list[RemoteSubmission]:
+        raise NotImplementedError
+
+    def lookup(self, external_assignment_id: str) -> RemoteSubmission | None:
+        """The provider's own record of one assignment (MTurk) or submission (Prolific); None when it does not know
+        it as ours. Raises ProviderTransientError when it cannot say now."""
         raise NotImplementedError
 
     def approve(self, claim, feedback: str, *, reverse_rejection: bool = False) -> dict:
@@ -148,12 +173,13 @@ class CrowdProvider:
         crash between two provider calls never leads to a second payment. The answer may carry "fees"."""
         raise NotImplementedError
 
-    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
-        """Stop the worker from taking the project's HITs (`project`: None for a provider-wide block)."""
+    def block(self, *, worker_id: str, reason: str, project) -> dict:
+        """Stop the worker from taking `project`'s HITs, and only those: a block is the project's (a provider-wide
+        block would carry one project's judgment into every other)."""
         raise NotImplementedError
 
-    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
-        """Lift what `block` did; lifting a block that is not there succeeds."""
+    def unblock(self, *, worker_id: str, reason: str, project) -> dict:
+        """Lift what `block` did in `project`; lifting a block that is not there succeeds."""
         raise NotImplementedError
 
     def add_place(self, claim, *, rejected: bool, token: str, state: dict, checkpoint) -> dict:
@@ -169,21 +195,6 @@ class CrowdProvider:
     def expire(self, batch) -> None:
         raise NotImplementedError
 
-    def extend(self, batch, *, hours: int) -> None:
+    def extend_expiry(self, batch, *, hours: int) -> None:
         raise NotImplementedError
 
-
-def get_provider(name: str, *, sandbox: bool | None = None) -> CrowdProvider:
-    if name == "mturk":
-        from .mturk import MTurkProvider
-
-        return MTurkProvider(sandbox=sandbox)
-    if name == "prolific":
-        from .prolific import ProlificProvider
-
-        return ProlificProvider()
-    if name == "link":
-        from .links import LinkProvider
-
-        return LinkProvider()
-    raise ValueError(f"Unknown provider {name!r}: use mturk, prolific or link")

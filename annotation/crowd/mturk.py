@@ -1,14 +1,13 @@
 """Amazon Mechanical Turk (the protocol's home, paper 3.5). The only module that creates a boto3 `mturk` client.
 
 The endpoint (sandbox or production) comes from settings, never from a request. botocore retries throttling and
-5xx answers itself (standard/adaptive retry mode); a ServiceFault that still fails becomes TransientError (the
+5xx answers itself (standard/adaptive retry mode); a ServiceFault that still fails becomes ProviderTransientError (the
 outbox retries it later), a RequestError becomes ProviderError with MTurk's error code.
 """
 
 import hashlib
 import re
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import boto3
@@ -19,7 +18,7 @@ from django.utils import timezone
 
 from ..models import CrowdHit, ProviderResource
 from . import mturk_xml
-from .base import AlreadyDone, CrowdProvider, ProviderError, RemoteSubmission, TransientError
+from .base import AlreadyDone, CrowdProvider, ProviderError, ProviderTransientError, RemoteSubmission
 
 # System qualification types (MTurk documentation, "Qualification requirements").
 APPROVAL_RATE = "000000000000000000L0"
@@ -99,21 +98,12 @@ class MTurkProvider(CrowdProvider):
             turk_code = error.response.get("TurkErrorCode", "")
             message = info.get("Message", str(error))
             if code in ("ServiceFault", "ServiceUnavailable", "ThrottlingException", "InternalFailure"):
-                raise TransientError(message, code=code) from error
+                raise ProviderTransientError(message, code=code) from error
             raise ProviderError(message, code=turk_code or code) from error
         except BotoCoreError as error:  # connection failures after botocore's own retries
-            raise TransientError(str(error), code=type(error).__name__) from error
+            raise ProviderTransientError(str(error), code=type(error).__name__) from error
 
     # --- Resources created once
-    def _resource(self, key: str, create) -> str:
-        found = ProviderResource.objects.filter(provider=self.name, sandbox=self.sandbox, key=key).first()
-        if found:
-            return found.external_id
-        external_id = create()
-        ProviderResource.objects.get_or_create(provider=self.name, sandbox=self.sandbox, key=key,
-                                               defaults={"external_id": external_id})
-        return external_id
-
     def _find_qualification_type(self, name: str) -> str | None:
         token = None
         while True:
@@ -150,10 +140,14 @@ class MTurkProvider(CrowdProvider):
             Description="10 English comprehension questions that simulate the annotation tasks (all must be right).",
             Test=mturk_xml.question_form(test), AnswerKey=mturk_xml.answer_key(test), TestDurationInSeconds=1800)
 
-    def block_qualification(self) -> str:
+    def block_qualification(self, project) -> str:
+        """The project's own "blocked" qualification type: its HIT types require that a worker does not hold it, so a
+        block keeps the worker from this project's HITs only. (CreateWorkerBlock would keep them from every HIT of the
+        requester, whichever project's, and it is not used.)"""
         return self._qualification_type(
-            "block_qualification", "finegrain blocked",
-            Description="Workers held out of finegrain HITs after repeated failed attention checks.")
+            f"block_qualification:{project.slug}", f"finegrain blocked ({project.slug})",
+            Description=f"Workers held out of the finegrain project {project.slug} after repeated failed attention "
+                        "checks.")
 
     def qualification_requirements(self, project) -> list[dict]:
         locales = [{"Country": code.strip()} for code in project.worker_locales.split(",") if code.strip()]
@@ -166,7 +160,7 @@ class MTurkProvider(CrowdProvider):
              "ActionsGuarded": "Accept"},
             {"QualificationTypeId": self.test_qualification(), "Comparator": "EqualTo", "IntegerValues": [100],
              "ActionsGuarded": "Accept"},
-            {"QualificationTypeId": self.block_qualification(), "Comparator": "DoesNotExist",
+            {"QualificationTypeId": self.block_qualification(project), "Comparator": "DoesNotExist",
              "ActionsGuarded": "DiscoverPreviewAndAccept"},
         ]
 
@@ -186,9 +180,10 @@ class MTurkProvider(CrowdProvider):
                                                key="qualification_test").exists():
             lines.append(f"CreateQualificationType 'finegrain summary annotation test': {len(test['questions'])}"
                          f" questions (QuestionForm + AnswerKey), pass = 100")
-        if not ProviderResource.objects.filter(provider=self.name, sandbox=self.sandbox,
-                                               key="block_qualification").exists():
-            lines.append("CreateQualificationType 'finegrain blocked' (no test; HITs require DoesNotExist)")
+        blocked_key, blocked_name = f"block_qualification:{project.slug}", f"finegrain blocked ({project.slug})"
+        if not ProviderResource.objects.filter(provider=self.name, sandbox=self.sandbox, key=blocked_key).exists():
+            lines.append(f"CreateQualificationType '{blocked_name}' (no test; this project's HITs require "
+                         "DoesNotExist)")
         lines += [
             f"CreateHITType '{Task(plan.task).label}: judge machine-written summaries' Reward={reward} "
             f"AssignmentDuration={project.reservation_minutes * 60}s "
@@ -197,7 +192,7 @@ class MTurkProvider(CrowdProvider):
             f"  requires {APPROVED_HITS} (approved HITs) >= {project.min_approved_hits}",
             f"  requires {LOCALE} (locale) In {project.worker_locales}",
             f"  requires {known('qualification_test', 'finegrain summary annotation test')} (test) EqualTo 100",
-            f"  requires {known('block_qualification', 'finegrain blocked')} (blocked) DoesNotExist",
+            f"  requires {known(blocked_key, blocked_name)} (blocked) DoesNotExist",
             f"CreateHITWithHITType x {len(plan.items)}: MaxAssignments={plan.assignments_per_hit} "
             f"Lifetime={settings.FINEGRAIN_HIT_LIFETIME_HOURS * 3600}s ExternalURL={plan.entry_url} "
             f"FrameHeight={settings.FINEGRAIN_MTURK_FRAME_HEIGHT}",
@@ -276,6 +271,19 @@ class MTurkProvider(CrowdProvider):
                     break
         return found
 
+    def lookup(self, external_assignment_id: str) -> RemoteSubmission | None:
+        """GetAssignment. MTurk returns an assignment only once it is submitted (Submitted, Approved or Rejected; MTurk
+        API reference, GetAssignment), so None means: not submitted to MTurk, or not one of ours at all."""
+        try:
+            item = self.call("get_assignment", AssignmentId=external_assignment_id)["Assignment"]
+        except ProviderTransientError:
+            raise
+        except (ProviderError, ValueError):  # ValueError: not even shaped like an MTurk id
+            return None
+        return RemoteSubmission(external_assignment_id=item["AssignmentId"], external_hit_id=item["HITId"],
+                                worker_id=item["WorkerId"], status=item["AssignmentStatus"], submitted=True,
+                                raw={"AssignmentStatus": item["AssignmentStatus"]})
+
     def _status_is(self, assignment_id: str, status: str) -> bool:
         try:
             response = self.call("get_assignment", AssignmentId=assignment_id)
@@ -287,7 +295,7 @@ class MTurkProvider(CrowdProvider):
         """MTurk's AssignmentStatus (Submitted, Approved, Rejected); None when MTurk refuses to say."""
         try:
             return self.call("get_assignment", AssignmentId=assignment_id)["Assignment"]["AssignmentStatus"]
-        except TransientError:
+        except ProviderTransientError:
             raise
         except ProviderError:
             return None
@@ -306,7 +314,8 @@ class MTurkProvider(CrowdProvider):
             response = self.call("approve_assignment", **params)
             return {**response, "overrode_rejection": True} if "OverrideRejection" in params else response
         except ProviderError as error:
-            if not isinstance(error, TransientError) and self._status_is(claim.external_assignment_id, "Approved"):
+            if (not isinstance(error, ProviderTransientError)
+                    and self._status_is(claim.external_assignment_id, "Approved")):
                 raise AlreadyDone({"AssignmentStatus": "Approved"}) from error
             raise
 
@@ -315,7 +324,8 @@ class MTurkProvider(CrowdProvider):
             return self.call("reject_assignment", AssignmentId=claim.external_assignment_id,
                              RequesterFeedback=feedback[:1024])
         except ProviderError as error:
-            if not isinstance(error, TransientError) and self._status_is(claim.external_assignment_id, "Rejected"):
+            if (not isinstance(error, ProviderTransientError)
+                    and self._status_is(claim.external_assignment_id, "Rejected")):
                 raise AlreadyDone({"AssignmentStatus": "Rejected"}) from error
             raise
 
@@ -327,28 +337,26 @@ class MTurkProvider(CrowdProvider):
                              UniqueRequestToken=request_token(token))
         except ProviderError as error:
             # The same UniqueRequestToken: MTurk paid this bonus before and will not pay it twice.
-            if not isinstance(error, TransientError) and "already" in str(error).lower():
+            if not isinstance(error, ProviderTransientError) and "already" in str(error).lower():
                 raise AlreadyDone({"message": str(error)}) from error
             raise
 
-    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
-        self.call("create_worker_block", WorkerId=worker_id, Reason=reason)
-        # The block stops the worker on all our HITs; the DoesNotExist qualification hides them as well.
-        self.call("associate_qualification_with_worker", QualificationTypeId=self.block_qualification(),
-                  WorkerId=worker_id, IntegerValue=1, SendNotification=False)
-        return {"blocked": worker_id}
+    def block(self, *, worker_id: str, reason: str, project) -> dict:
+        qualification = self.block_qualification(project)
+        self.call("associate_qualification_with_worker", QualificationTypeId=qualification, WorkerId=worker_id,
+                  IntegerValue=1, SendNotification=False)
+        return {"blocked": worker_id, "qualification": qualification}
 
-    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
-        # DeleteWorkerBlock succeeds when the worker is not blocked (MTurk API reference), so a retry is safe.
-        self.call("delete_worker_block", WorkerId=worker_id, Reason=reason)
-        self.call("disassociate_qualification_from_worker", QualificationTypeId=self.block_qualification(),
-                  WorkerId=worker_id, Reason=reason)
-        return {"unblocked": worker_id}
+    def unblock(self, *, worker_id: str, reason: str, project) -> dict:
+        qualification = self.block_qualification(project)
+        self.call("disassociate_qualification_from_worker", QualificationTypeId=qualification, WorkerId=worker_id,
+                  Reason=reason)
+        return {"unblocked": worker_id, "qualification": qualification}
 
     def _max_assignments(self, hit_id: str) -> int | None:
         try:
             return self.call("get_hit", HITId=hit_id)["HIT"]["MaxAssignments"]
-        except TransientError:
+        except ProviderTransientError:
             raise
         except ProviderError:
             return None
@@ -377,7 +385,7 @@ class MTurkProvider(CrowdProvider):
         # manager's (FINEGRAIN_HIT_LIFETIME_HOURS, or the batch was expired on purpose): it is not extended here.
         expiration = hit.get("Expiration")
         if expiration is not None and expiration <= timezone.now():
-            expired = expiration.astimezone(dt_timezone.utc)
+            expired = expiration.astimezone(UTC)
             raise ProviderError(
                 f"HIT {hit_id} expired on {expired:%Y-%m-%d %H:%M} UTC: MTurk shows an expired HIT to nobody, so "
                 "an added assignment would never be taken. Extend the HIT first (UpdateExpirationForHIT, or the "
@@ -390,7 +398,8 @@ class MTurkProvider(CrowdProvider):
                       UniqueRequestToken=request_token(token))
         except ProviderError as error:
             # A repeated UniqueRequestToken: MTurk extended the HIT before and says so with an error.
-            if not isinstance(error, TransientError) and (self._max_assignments(hit_id) or 0) > state["max_before"]:
+            if (not isinstance(error, ProviderTransientError)
+                    and (self._max_assignments(hit_id) or 0) > state["max_before"]):
                 raise AlreadyDone({**state, "message": str(error)}) from error
             raise
         return {"hit_id": hit_id, "max_assignments": maximum + 1}
@@ -409,7 +418,7 @@ class MTurkProvider(CrowdProvider):
 
     def expire(self, batch) -> None:
         # MTurk expires a HIT at once when ExpireAt is in the past.
-        self._update_expiration(batch, datetime(2015, 1, 1, tzinfo=dt_timezone.utc))
+        self._update_expiration(batch, datetime(2015, 1, 1, tzinfo=UTC))
 
-    def extend(self, batch, *, hours: int) -> None:
+    def extend_expiry(self, batch, *, hours: int) -> None:
         self._update_expiration(batch, timezone.now() + timedelta(hours=hours))

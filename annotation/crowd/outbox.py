@@ -10,6 +10,11 @@ withdrawn by the policy and never sent; one already sent is reversed by the appr
 Prolific's UNREJECT). Passed to failed: an approval cannot be taken back on either platform, so the rejection is
 withdrawn here with the reason. A reward enters the ledger once per provider assignment, whatever approves it.
 
+Confirmed submissions only. A policy decision cites the submissions it rests on (`Decision.rests_on`); it is carried
+out only while all of them are confirmed by the provider, withdrawn if one was discarded (annotation/crowd/sync.py),
+and a bonus is paid against one of them. A worker's block or unblock is the decision's project's, on the provider
+(its own MTurk qualification type, its own Prolific blocklist group) and here (`ProjectAnnotator`).
+
 Adding a place (a failed submission's HIT is offered again): after the submission's own rejection, if one is pending,
 since on Prolific that rejection frees the place by itself; one place per batch at a time, since Prolific takes a new
 total, not an increment; never for a HIT that N counted submissions already fill (withdrawn, with the reason).
@@ -23,8 +28,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry, Project, Provider
-from .base import AlreadyDone, ProviderError, TransientError, get_provider, usd
+from corpus.models import Project
+
+from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry, ProjectAnnotator, Provider
+from .base import AlreadyDone, ProviderError, ProviderTransientError, usd
+from .registry import get_provider
 
 logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 8
@@ -37,10 +45,15 @@ class RetryLater(Exception):
 def _claim_of(decision: Decision) -> CrowdClaim | None:
     if decision.assignment_id:
         return CrowdClaim.objects.select_related("batch").filter(assignment_id=decision.assignment_id).first()
-    # A bonus for a streak: MTurk pays bonuses against one of the worker's assignments, the latest one.
-    return (CrowdClaim.objects.select_related("batch")
-            .filter(assignment__annotator=decision.annotator, assignment__hit__project=decision.project)
-            .order_by("-verified", "-created").first())
+    # A bonus: MTurk pays bonuses against one of the worker's assignments, the latest of those the decision rests
+    # on; a manager's decision rests on none, so the worker's latest confirmed one in the project. Never an
+    # unconfirmed claim: it may be somebody else's use of the worker id.
+    confirmed = (CrowdClaim.objects.select_related("batch")
+                 .filter(verified=True, assignment__annotator=decision.annotator,
+                         assignment__hit__project=decision.project, assignment__confirmed_at__isnull=False)
+                 .order_by("-created", "-pk"))
+    return (confirmed.filter(assignment__in=decision.rests_on.all()).first()
+            or confirmed.first())
 
 
 def _provider_for(decision: Decision, claim: CrowdClaim | None, providers: dict | None = None):
@@ -105,7 +118,7 @@ def _claim_place(decision: Decision, claim: CrowdClaim) -> bool:
     finished): under the batch row's lock, so two executors never add places to one study at once."""
     with transaction.atomic():
         CrowdBatch.objects.select_for_update().filter(pk=claim.batch_id).first()
-        if Decision.objects.filter(kind=Decision.Kind.EXTEND, status=Decision.Status.PENDING, attempts__gt=0,
+        if Decision.objects.filter(kind=Decision.Kind.ADD_PLACE, status=Decision.Status.PENDING, attempts__gt=0,
                                    assignment__crowd_claim__batch_id=claim.batch_id).exclude(pk=decision.pk).exists():
             return False
         return bool(Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
@@ -125,7 +138,7 @@ def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
         if kind == Decision.Kind.APPROVE:
             return provider.approve(claim, feedback, reverse_rejection=_rejection_sent(decision))
         return provider.reject(claim, feedback)
-    if kind == Decision.Kind.EXTEND:
+    if kind == Decision.Kind.ADD_PLACE:
         if decision.annotator.provider == Provider.LINK:
             return {"local": True}  # a private link has no places on a provider: the local re-offer is all there is
         if claim is None or claim.batch is None:
@@ -150,12 +163,21 @@ def _perform(decision: Decision, provider, claim: CrowdClaim | None) -> dict:
                   project=decision.project)
 
 
+def _set_standing(decision: Decision, status: str) -> None:
+    """The annotator's status in the decision's project, and there only."""
+    with transaction.atomic():
+        standing = ProjectAnnotator.locked(decision.annotator, decision.project)
+        if standing.status != status:
+            standing.set_status(status, reason=decision.reason, user=decision.created_by,
+                                rests_on=decision.rests_on.all())
+
+
 def _record(decision: Decision, claim: CrowdClaim | None, provider, response: dict) -> None:
-    """The decision's effects here: the annotator's status and the money it moved."""
+    """The decision's effects here: the annotator's status in the project and the money it moved."""
     if decision.kind == Decision.Kind.BLOCK:
-        Annotator.objects.filter(pk=decision.annotator_id).update(status=Annotator.Status.BLOCKED)
+        _set_standing(decision, Annotator.Status.BLOCKED)
     elif decision.kind == Decision.Kind.UNBLOCK:
-        Annotator.objects.filter(pk=decision.annotator_id).update(status=Annotator.Status.ACTIVE)
+        _set_standing(decision, Annotator.Status.ACTIVE)
     if provider is None or response.get("local"):
         return
     batch = claim.batch if claim is not None else None
@@ -187,6 +209,12 @@ def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
     decision = Decision.objects.select_related("annotator", "project").filter(pk=decision_id).first()
     if decision is None or decision.status != Decision.Status.PENDING:
         return decision.status if decision else "missing"
+    unconfirmed = decision.rests_on.filter(confirmed_at__isnull=True)
+    if unconfirmed.filter(status=Assignment.Status.DISCARDED).exists():
+        return _finish(decision, Decision.Status.CANCELLED,
+                       error="It rests on a submission the provider does not know; it was discarded.")
+    if unconfirmed.exists():
+        return Decision.Status.PENDING  # the provider has not confirmed what it rests on yet (sync)
     claim = _claim_of(decision)
     if (claim is not None and claim.provider in (Provider.MTURK, Provider.PROLIFIC)
             and not claim.verified):
@@ -202,13 +230,13 @@ def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
                              "Prolific can take an approval back. The failed grade still keeps its labels out.")
     if decision.kind == Decision.Kind.UNBLOCK and _block_outstanding(decision):
         return Decision.Status.PENDING  # lifted after the block it lifts, or the block would land last
-    if decision.kind == Decision.Kind.EXTEND and _rejection_pending(decision):
+    if decision.kind == Decision.Kind.ADD_PLACE and _rejection_pending(decision):
         return Decision.Status.PENDING  # on Prolific the rejection frees the place: it must be known first
-    if decision.kind == Decision.Kind.EXTEND and _hit_complete(decision):
+    if decision.kind == Decision.Kind.ADD_PLACE and _hit_complete(decision):
         return _finish(decision, Decision.Status.CANCELLED,
                        error="Its HIT already has all the submissions that count it needs: no place is reopened.")
     # Claim this attempt: if another executor got here first, the UPDATE matches nothing.
-    if decision.kind == Decision.Kind.EXTEND and claim is not None and claim.batch_id:
+    if decision.kind == Decision.Kind.ADD_PLACE and claim is not None and claim.batch_id:
         claimed = _claim_place(decision, claim)
     else:
         claimed = Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
@@ -221,7 +249,7 @@ def execute_decision(decision_id: int, *, providers: dict | None = None) -> str:
         response = _perform(decision, provider, claim)
     except AlreadyDone as done:
         response = {"already_done": True, **done.response}
-    except TransientError as error:
+    except ProviderTransientError as error:
         return _transient(decision, error)
     except ProviderError as error:
         return _finish(decision, Decision.Status.FAILED, error=str(error))

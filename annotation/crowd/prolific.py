@@ -14,8 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 from django.conf import settings
 
-from ..models import ProviderResource
-from .base import AlreadyDone, CrowdProvider, ProviderError, RemoteSubmission, TransientError, usd
+from .base import AlreadyDone, CrowdProvider, ProviderError, ProviderTransientError, RemoteSubmission, usd
 
 # Prolific asks for at least 100 characters of explanation on a rejection.
 MIN_REJECTION_MESSAGE = 100
@@ -44,6 +43,8 @@ def rejection_message(reason: str) -> str:
 
 class ProlificProvider(CrowdProvider):
     name = "prolific"
+    # A failed submission fails its attention checks (Prolific's rejection categories: REJECTION_CATEGORIES).
+    REJECTION_CATEGORY = "FAILED_CHECK"
 
     def __init__(self, client: httpx.Client | None = None):
         self._client = client
@@ -61,9 +62,9 @@ class ProlificProvider(CrowdProvider):
         try:
             response = self.client.request(method, path, json=json)
         except httpx.TransportError as error:
-            raise TransientError(str(error), code=type(error).__name__) from error
+            raise ProviderTransientError(str(error), code=type(error).__name__) from error
         if response.status_code == 429 or response.status_code >= 500:
-            raise TransientError(response.text[:500], code=str(response.status_code))
+            raise ProviderTransientError(response.text[:500], code=str(response.status_code))
         if response.status_code >= 400:
             try:
                 detail = response.json().get("error", response.json())
@@ -71,15 +72,6 @@ class ProlificProvider(CrowdProvider):
                 detail = response.text
             raise ProviderError(str(detail)[:1000], code=str(response.status_code))
         return response.json() if response.content else {}
-
-    def _resource(self, key: str, create) -> str:
-        found = ProviderResource.objects.filter(provider=self.name, sandbox=False, key=key).first()
-        if found:
-            return found.external_id
-        external_id = create()
-        ProviderResource.objects.get_or_create(provider=self.name, sandbox=False, key=key,
-                                               defaults={"external_id": external_id})
-        return external_id
 
     def blocklist_group(self, project) -> str:
         # A participant group lives in a workspace: POST /api/v1/participant-groups/ takes name and workspace_id (or
@@ -148,11 +140,28 @@ class ProlificProvider(CrowdProvider):
                 else None
         return found
 
+    def lookup(self, external_assignment_id: str) -> RemoteSubmission | None:
+        """GET /api/v1/submissions/{id}/: the submission's study, participant and status (docs.prolific.com, "Retrieve
+        a submission"; the participant is `participant` there, `participant_id` in study listings). A 404 means
+        Prolific knows no such submission of ours."""
+        try:
+            item = self.call("GET", f"/api/v1/submissions/{external_assignment_id}/")
+        except ProviderTransientError:
+            raise
+        except ProviderError as error:
+            if error.code in ("404", "403"):
+                return None
+            raise
+        return RemoteSubmission(
+            external_assignment_id=item.get("id", external_assignment_id), external_hit_id=item.get("study_id", ""),
+            worker_id=item.get("participant") or item.get("participant_id") or "", status=item.get("status", ""),
+            submitted=item.get("status") in SUBMITTED, raw={"status": item.get("status", "")})
+
     def _transition(self, claim, body: dict, done_status: str) -> dict:
         try:
             return self.call("POST", f"/api/v1/submissions/{claim.external_assignment_id}/transition/", body)
         except ProviderError as error:
-            if isinstance(error, TransientError):
+            if isinstance(error, ProviderTransientError):
                 raise
             current = self.call("GET", f"/api/v1/submissions/{claim.external_assignment_id}/")
             if current.get("status") == done_status:
@@ -173,7 +182,7 @@ class ProlificProvider(CrowdProvider):
                 # reference page; if Prolific refuses it, a person reverses the rejection in the web app.
                 try:
                     self.call("POST", f"{path}transition/", {"action": "UNREJECT"})
-                except TransientError:
+                except ProviderTransientError:
                     raise
                 except ProviderError as error:
                     raise ProviderError(
@@ -184,9 +193,8 @@ class ProlificProvider(CrowdProvider):
         response = self._transition(claim, {"action": "APPROVE"}, "APPROVED")
         return {**response, "reversed_rejection": True} if reversed_rejection else response
 
-    def reject(self, claim, feedback: str, category: str = "FAILED_CHECK") -> dict:
-        if category not in REJECTION_CATEGORIES:
-            raise ValueError(f"Unknown Prolific rejection category {category!r}")
+    def reject(self, claim, feedback: str) -> dict:
+        category = self.REJECTION_CATEGORY
         return self._transition(claim, {"action": "REJECT", "message": rejection_message(feedback),
                                         "rejection_category": category}, "REJECTED")
 
@@ -236,31 +244,31 @@ class ProlificProvider(CrowdProvider):
         return {"study": claim.batch.external_id, "target": state["target"],
                 "total_available_places": study.get("total_available_places", state["target"])}
 
-    def block(self, *, worker_id: str, reason: str, project=None) -> dict:
+    def block(self, *, worker_id: str, reason: str, project) -> dict:
         group = self._group_for_worker(worker_id, project)
         self.call("POST", f"/api/v1/participant-groups/{group}/participants/", {"participant_ids": [worker_id]})
         return {"group": group}
 
-    def unblock(self, *, worker_id: str, reason: str, project=None) -> dict:
+    def unblock(self, *, worker_id: str, reason: str, project) -> dict:
         group = self._group_for_worker(worker_id, project)
         self.call("DELETE", f"/api/v1/participant-groups/{group}/participants/", {"participant_ids": [worker_id]})
         return {"group": group}
 
     def _group_for_worker(self, worker_id: str, project) -> str:
         if project is None:
-            from ..models import Annotator
-
-            annotator = Annotator.objects.get(provider=self.name, external_id=worker_id)
-            project = annotator.assignments.select_related("hit__project").latest("reserved_at").hit.project
+            raise ProviderError("A block names its project: each project has its own blocklist group.",
+                                code="no_project")
         return self.blocklist_group(project)
 
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:
         """A message names the study it is about: POST /api/v1/messages/bulk/ requires ids, body and study_id
         (docs.prolific.com, "Send a message to multiple participants"), so each participant is written to about the
-        latest study of ours they took part in; one who took part in none is reported, not written to."""
+        latest study of ours Prolific confirmed they took part in; one who took part in none is reported, not written
+        to."""
         from ..models import CrowdClaim
 
-        latest = dict(CrowdClaim.objects.filter(provider=self.name, worker_id__in=worker_ids, batch__isnull=False)
+        latest = dict(CrowdClaim.objects.filter(provider=self.name, worker_id__in=worker_ids, batch__isnull=False,
+                                                verified=True)
                       .order_by("created", "pk").values_list("worker_id", "batch__external_id"))
         by_study = defaultdict(list)
         for worker_id in dict.fromkeys(worker_ids):
@@ -278,6 +286,6 @@ class ProlificProvider(CrowdProvider):
     def expire(self, batch) -> None:
         self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "STOP"})
 
-    def extend(self, batch, *, hours: int) -> None:
+    def extend_expiry(self, batch, *, hours: int) -> None:
         # A Prolific study has no expiry date: it runs until its places are taken or it is stopped.
         self.call("POST", f"/api/v1/studies/{batch.external_id}/transition/", {"action": "START"})

@@ -4,18 +4,20 @@ A run can crash anywhere and be started again: the batch and every CrowdHit with
 before the first remote call, each remote id is saved as soon as it is known, and the provider treats a repeated
 token as "already created" (MTurk's UniqueRequestToken), so a re-run creates only what is missing.
 
-Two ways to run it. With a broker, the CrowdHit rows are an outbox: `publish_start` writes them and queues one
-`publish_hit` task per HIT on the `crowd` queue; each task claims its row, creates the HIT and records the remote id;
-the task that records the last one finishes the batch; beat (`publishing_requeue`) queues again the rows a lost
-message left pending. Without a broker (a laptop, the tests), `publish` does the same steps in this process.
+The manager's page calls `publish_start`: a Job row the page follows, and the `publish_batch` task that a worker runs.
+Two ways to run the publication itself. With a broker and crowd workers (production), the CrowdHit rows are an
+outbox: `publish_queue` writes them and queues one `publish_hit` task per HIT on the `crowd` queue; each task claims
+its row, creates the HIT and records the remote id; the task that records the last one finishes the batch and its
+job; beat (`publishing_requeue`) queues again the rows a lost message left pending. Otherwise (the embedded broker's
+single worker, the `publish` command on a laptop, the tests) `publish` does the same steps in one process.
 """
 
 import logging
 import secrets
 import statistics
 import uuid
-from datetime import timedelta
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
@@ -24,9 +26,12 @@ from django.db.models import Count, F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from ..models import CrowdBatch, CrowdHit, Hit, Job, Project
-from .base import CostEstimate, ProviderError, PublishItem, TransientError, get_provider
+from corpus.models import Job, Project, job_start
+
+from ..models import CrowdBatch, CrowdHit, Hit
+from .base import CostEstimate, ProviderError, ProviderTransientError, PublishItem
 from .outbox import RetryLater
+from .registry import get_provider
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +95,11 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
 
 
 def publishing_is_queued() -> bool:
-    """True when a broker takes the tasks: publishing then runs on the crowd workers, not in this process."""
+    """True when a server broker takes the tasks: publishing then runs on the crowd workers, one task per HIT, not
+    in this process. The embedded broker (no CELERY_BROKER_URL) has one worker, which publishes in one go."""
     from celery import current_app
 
-    return not current_app.conf.task_always_eager
+    return not current_app.conf.task_always_eager and not settings.FINEGRAIN_EMBEDDED_BROKER
 
 
 @transaction.atomic
@@ -136,7 +142,7 @@ def crowd_hit_publish(crowd_hit: CrowdHit, *, batch: CrowdBatch, impl) -> bool:
 
     The conditional UPDATE lets one of two simultaneous attempts through; an attempt that repeats one that died after
     the provider created the HIT sends the same request token, which the provider answers with the existing HIT.
-    Raises the provider's TransientError / ProviderError.
+    Raises the provider's ProviderTransientError / ProviderError.
     """
     claimed = (CrowdHit.objects.filter(pk=crowd_hit.pk, published_at__isnull=True, attempts=crowd_hit.attempts)
                .update(attempts=F("attempts") + 1))
@@ -174,7 +180,7 @@ def _open_job(batch: CrowdBatch) -> Job | None:
     """The manager page's Job that follows this batch, while it is still open."""
     if not batch.job_id:
         return None
-    return Job.objects.filter(pk=batch.job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+    return Job.objects.open().filter(pk=batch.job_id).first()
 
 
 def publish(*, plan: PublishPlan, created_by=None, provider=None, progress=None) -> CrowdBatch:
@@ -191,8 +197,36 @@ def publish(*, plan: PublishPlan, created_by=None, provider=None, progress=None)
     return batch_finish_if_complete(batch.pk, impl)
 
 
-def publish_start(*, plan: PublishPlan, created_by=None, job: Job | None = None) -> CrowdBatch:
-    """The path with a broker: write the batch and its CrowdHit rows, then, once they are committed, queue one
+def publish_start(*, project: Project, task: str, provider: str, sandbox: bool, user=None) -> Job:
+    """Publish a task's HITs in the background: a Job row the crowd page follows, and its `publish_batch` task."""
+    from .tasks import publish_batch
+
+    return job_start(kind=Job.Kind.PUBLISH, project=project, task=publish_batch, user=user,
+                     params={"task": task, "provider": provider, "sandbox": sandbox})
+
+
+def publish_run(*, job_id: int) -> None:
+    # A refusal or a configuration problem fails the row (the batch resumes on the next run); a bug is raised too.
+    Job.objects.select_related("project", "created_by").get(pk=job_id).run(_publish, expected=(ProviderError,
+                                                                                               ValueError))
+
+
+def _publish(job: Job) -> None:
+    params = job.params
+    plan = plan_publish(project=job.project, task=params["task"], provider=params["provider"],
+                        sandbox=params["sandbox"])
+    if not plan.items:
+        job.finish({"batch": None, "note": "Every HIT of this task was already published there."})
+    elif publishing_is_queued():
+        publish_queue(plan=plan, created_by=job.created_by, job=job)  # the last HIT's task finishes the job
+    else:
+        job.begin(total=len(plan.items))
+        batch = publish(plan=plan, created_by=job.created_by, progress=lambda n: job.advance(n))
+        job.finish({"batch": str(batch.public_id), "estimate": plan.estimate.as_dict()})
+
+
+def publish_queue(*, plan: PublishPlan, created_by=None, job: Job | None = None) -> CrowdBatch:
+    """The path with crowd workers: write the batch and its CrowdHit rows, then, once they are committed, queue one
     `publish_hit` task per pending HIT on the `crowd` queue. A lost message is re-queued by beat."""
     from .tasks import publish_hit
 
@@ -204,7 +238,7 @@ def publish_start(*, plan: PublishPlan, created_by=None, job: Job | None = None)
         ids = list(pending.order_by("hit__position", "pk").values_list("pk", flat=True))
         pending.update(queued_at=timezone.now())
         if job is not None:
-            job.start(total=len(ids))
+            job.begin(total=len(ids))
         transaction.on_commit(lambda: [publish_hit.delay(pk) for pk in ids])
     return batch
 
@@ -223,7 +257,7 @@ def publish_queued_hit(crowd_hit_id: int) -> str:
         try:
             batch = batch_prepare(batch, impl)
             crowd_hit_publish(crowd_hit, batch=batch, impl=impl)
-        except TransientError as error:
+        except ProviderTransientError as error:
             CrowdHit.objects.filter(pk=crowd_hit.pk).update(last_error=str(error)[:2000])
             raise RetryLater(str(error)) from error
         except (ProviderError, ValueError) as error:  # refused, or a request our own checks refuse: a person looks

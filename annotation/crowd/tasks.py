@@ -6,7 +6,8 @@ A task takes an id, loads the row and calls the service; the retries with backof
 
 from celery import shared_task
 
-from .outbox import RetryLater, execute_decision as execute
+from .outbox import RetryLater
+from .outbox import execute_decision as execute
 
 
 @shared_task(name="annotation.crowd.execute_decision", bind=True, max_retries=7, acks_late=True)
@@ -54,26 +55,11 @@ def drain_publishing() -> dict:
     return publishing_requeue()
 
 
-@shared_task(name="annotation.crowd.publish_batch")
-def publish_batch(job_id: int, task: str, provider: str, sandbox: bool) -> None:
-    """Publish a task's HITs (a Job row records progress and the outcome for the manager's page). With a broker
-    this only writes the rows and queues one `publish_hit` task per HIT; the last one finishes the Job."""
-    from ..models import Job
-    from .publishing import plan_publish, publish, publish_start, publishing_is_queued
+@shared_task(name="annotation.crowd.publish_batch", acks_late=True, reject_on_worker_lost=True)
+def publish_batch(job_id: int) -> None:
+    """Publish a task's HITs for the manager's page (publishing.publish_run); with crowd workers this only writes the
+    rows and queues one `publish_hit` task per HIT, and the last one finishes the Job. Rerunnable: a HIT is never
+    created twice (request tokens)."""
+    from .publishing import publish_run
 
-    job = Job.objects.select_related("project").get(pk=job_id)
-    plan = plan_publish(project=job.project, task=task, provider=provider, sandbox=sandbox)
-    if publishing_is_queued() and plan.items:
-        try:
-            publish_start(plan=plan, created_by=job.created_by, job=job)
-        except Exception as error:
-            job.fail(str(error))
-            raise
-        return
-    job.start(total=len(plan.items))
-    try:
-        batch = publish(plan=plan, created_by=job.created_by, progress=lambda n: job.advance(n))
-    except Exception as error:  # the row must say what went wrong; the batch resumes on the next run
-        job.fail(str(error))
-        raise
-    job.finish({"batch": str(batch.public_id), "estimate": plan.estimate.as_dict()})
+    publish_run(job_id=job_id)

@@ -9,16 +9,24 @@ from .annotator import Annotator
 from .work import Hit, Unit
 
 
-def counted_submission_q(prefix: str = "") -> models.Q:
-    """A submitted assignment whose labels count (BRIEF steps 7, 9), as a Q; `prefix` ("assignment__") applies it
-    through a relation. It counts when its grade does: passed, or overridden to pass by a manager; a submission
-    with no grade (submitted before grading existed) counts. The one rule behind annotation.quality.selectors."""
+def passing_q(prefix: str = "") -> models.Q:
+    """A submission whose grade lets it count: passed, or overridden to pass by a manager; a submission with no grade
+    (submitted before grading existed) passes."""
     p = prefix
-    return models.Q(**{f"{p}status": Assignment.Status.SUBMITTED}) & (
-        models.Q(**{f"{p}grade__isnull": True})
-        | models.Q(**{f"{p}grade__override_passed": True})
-        | models.Q(**{f"{p}grade__override_passed__isnull": True, f"{p}grade__passed": True})
-    )
+    return (models.Q(**{f"{p}grade__isnull": True})
+            | models.Q(**{f"{p}grade__override_passed": True})
+            | models.Q(**{f"{p}grade__override_passed__isnull": True, f"{p}grade__passed": True}))
+
+
+def counted_submission_q(prefix: str = "") -> models.Q:
+    """A submitted assignment whose labels count (paper 3.4, section 4), as a Q; `prefix` ("assignment__") applies it
+    through a relation. It counts when the identity behind it is confirmed (`Assignment.confirmed_at`: MTurk and
+    Prolific arrivals only once the provider's API said the submission is that worker's) and its grade passes
+    (`passing_q`). The one rule behind N, progress, aggregation, exports and the quality policy
+    (annotation.quality.selectors)."""
+    p = prefix
+    return (models.Q(**{f"{p}status": Assignment.Status.SUBMITTED, f"{p}confirmed_at__isnull": False})
+            & passing_q(prefix))
 
 
 class AssignmentQuerySet(models.QuerySet):
@@ -26,18 +34,29 @@ class AssignmentQuerySet(models.QuerySet):
         """Submitted assignments whose labels count (see `counted_submission_q`)."""
         return self.filter(counted_submission_q())
 
-    def holding_a_place(self, now=None):
+    def confirmed(self):
+        return self.filter(confirmed_at__isnull=False)
+
+    def holding_a_place(self, now=None, *, confirmed_only: bool = False):
         """Assignments that count against a HIT's N: counted submissions and reservations that have not expired.
 
         A submission that failed its attention checks gives its place back, so the HIT is offered to somebody else
         until N submissions count (paper 3.4: N independent annotations per unit); a manager's override that flips
         the grade takes the place again, or frees it.
+
+        An identity the provider has not confirmed yet holds a place only as long as the provider itself would hold
+        it for a worker who never comes back: until the end of its reservation (`expires_at`, the project's
+        `reservation_minutes`, which is the MTurk HIT type's AssignmentDurationInSeconds and the Prolific study's
+        maximum_allowed_time), submitted or not; after that only once confirmed. It is never renewed for another
+        claim (annotation/crowd/claims.py). `confirmed_only` leaves unconfirmed ones out altogether: MTurk counts
+        its own places, so a worker MTurk sends is kept out only by what MTurk has confirmed.
         """
         now = now or timezone.now()
-        return self.filter(
-            counted_submission_q()
-            | models.Q(status=Assignment.Status.RESERVED, expires_at__gt=now)
-        )
+        live = models.Q(status=Assignment.Status.RESERVED, expires_at__gt=now) | (
+            models.Q(status=Assignment.Status.SUBMITTED, confirmed_at__isnull=True, expires_at__gt=now) & passing_q())
+        if confirmed_only:
+            live &= models.Q(confirmed_at__isnull=False)
+        return self.filter(counted_submission_q() | live)
 
 
 class Assignment(models.Model):
@@ -46,6 +65,9 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Submitted"
         EXPIRED = "expired", "Expired"
         RETURNED = "returned", "Returned"
+        # A crowd submission the provider does not know (or names another worker for): kept for audit with the
+        # reason, never counted, holding no place (annotation/crowd/sync.py).
+        DISCARDED = "discarded", "Discarded"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
@@ -56,14 +78,23 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     # The key the first successful submit carried: a resent submit with the same key is answered, not re-applied.
     submission_key = models.CharField(max_length=64, blank=True)
+    # When the identity behind it was confirmed. Accounts, private links and simulations: at creation, since the
+    # platform issued the identity itself. MTurk and Prolific arrivals: null until the provider's own API says this
+    # assignment or submission is that worker's on that HIT or study (unsigned URL parameters are only claims).
+    confirmed_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
+    discarded_reason = models.TextField(blank=True)
 
     objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["-reserved_at", "pk"]
         constraints = [
-            # Nobody gets the same HIT twice; an expired reservation is renewed in place (its answers are kept).
-            models.UniqueConstraint(fields=["hit", "annotator"], name="one_assignment_per_annotator_and_hit"),
+            # Nobody holds or submits the same HIT twice; an expired reservation is renewed in place (its answers
+            # are kept). Unconfirmed crowd claims are left out: each provider assignment gets its own row, so a
+            # forged claim on somebody's worker id never takes the real one's place (annotation/crowd/claims.py).
+            models.UniqueConstraint(fields=["hit", "annotator"], name="one_live_assignment_per_annotator_and_hit",
+                                    condition=models.Q(confirmed_at__isnull=False,
+                                                       status__in=["reserved", "submitted"])),
         ]
         indexes = [models.Index(fields=["hit", "status"]), models.Index(fields=["status", "expires_at"]),
                    models.Index(fields=["annotator", "status"])]
@@ -74,6 +105,10 @@ class Assignment(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == self.Status.RESERVED
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.confirmed_at is not None
 
     def has_expired(self, now=None) -> bool:
         return self.status == self.Status.RESERVED and self.expires_at <= (now or timezone.now())
@@ -101,7 +136,9 @@ class Label(models.Model):
 
     class Meta:
         ordering = ["unit", "pk"]
-        constraints = [models.UniqueConstraint(fields=["annotator", "unit"], name="one_label_per_annotator_and_unit")]
+        # Per assignment: a discarded claim's labels stay (audit) beside the real worker's own on the same unit.
+        constraints = [models.UniqueConstraint(fields=["assignment", "unit"],
+                                               name="one_label_per_assignment_and_unit")]
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.unit}"

@@ -1,4 +1,4 @@
-"""Crowd work on the providers (BRIEF step 8; paper 3.5, G.1-G.2): what was published where, who claimed it,
+"""Crowd work on the providers (paper 3.5, G.1-G.2): what was published where, who claimed it,
 the provider resources we created once (qualification types, HIT types, participant groups), private links,
 and the ledger of every money movement.
 
@@ -11,10 +11,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from corpus.models import Job, Project
+
 from .annotator import Annotator
 from .assignment import Assignment
-from .job import Job
-from .project import Project
 from .quality import Decision
 from .work import Hit, Task
 

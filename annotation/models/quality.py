@@ -1,4 +1,4 @@
-"""Quality control records (BRIEF steps 7-8; paper 3.4, G.1-G.3).
+"""Quality control records (paper 3.4, 3.5, G.1-G.3).
 
 AttentionCheck: the expected answer of an injected check unit. It lives only here, never on the Unit, and no
 serializer or template reads it: nothing sent to an annotator can tell a check from a real unit.
@@ -11,10 +11,10 @@ twice.
 from django.conf import settings
 from django.db import models
 
+from corpus.models import Document, Project
+
 from .annotator import Annotator
 from .assignment import Assignment
-from .corpus import Document
-from .project import Project
 from .work import Unit
 
 
@@ -71,7 +71,7 @@ class Decision(models.Model):
         UNBLOCK = "unblock", "Unblock"
         # A failed submission gives its place back (AssignmentQuerySet.holding_a_place); on MTurk and Prolific the
         # HIT was published with exactly N places, so one more place is opened there (annotation/crowd/outbox.py).
-        EXTEND = "extend", "Add a place"
+        ADD_PLACE = "extend", "Add a place"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -94,6 +94,10 @@ class Decision(models.Model):
     provider_response = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+", help_text="Empty: taken by the project's policy")
+    # The confirmed submissions the decision rests on: the one graded (approve, reject, add a place), the run of
+    # good ones (bonus), the failures counted (block). The outbox carries out a policy decision only while every one
+    # of them is confirmed by the provider (annotation/crowd/outbox.py).
+    rests_on = models.ManyToManyField(Assignment, blank=True, related_name="cited_by")
     created = models.DateTimeField(auto_now_add=True)
     executed_at = models.DateTimeField(null=True, blank=True)
 

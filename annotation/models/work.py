@@ -1,4 +1,4 @@
-"""The annotation work: the three tasks, HITs and the units inside them (BRIEF step 6).
+"""The annotation work: the three tasks, HITs and the units inside them (paper 3.3, 3.5; README, "Annotation").
 
 A unit carries a *display snapshot*: everything an annotator is shown about it (the target text, the KA sentence,
 the highlighted source sentences, the AI judgment) is copied onto the unit when it is built. Pages and serializers
@@ -11,8 +11,7 @@ import uuid
 
 from django.db import models
 
-from .corpus import Document, KeyFact, Summary, SummarySentence
-from .project import Assistance, Project
+from corpus.models import Assistance, Document, KeyFact, Project, Summary, SummarySentence
 
 
 class Task(models.TextChoices):
@@ -61,6 +60,11 @@ class Hit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_task_display()} HIT {self.position} ({self.document_id})"
+
+    @classmethod
+    def lock(cls, pk: int) -> None:
+        """Lock the HIT's row for the transaction: the one lock order every writer of its work follows."""
+        list(cls.objects.select_for_update().filter(pk=pk).values_list("pk", flat=True))
 
     @property
     def effective_assistance(self) -> str:

@@ -1,4 +1,4 @@
-"""Per-annotator quality numbers for the manager's dashboard (BRIEF step 8; paper 3.4, G.3).
+"""Per-annotator quality numbers for the manager's dashboard (paper 3.4, 3.5, G.3).
 
 Per annotator of a project: attention checks passed and failed, the pass rate of graded submissions over time (by
 day), agreement with the leave-one-out majority on real units (the majority of the *other* annotators' counted
@@ -13,7 +13,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..models import Annotator, Assignment, AttentionCheck, Grade, Label, Project, Task
+from corpus.models import Project
+
+from ..models import Annotator, Assignment, AttentionCheck, Grade, Label, ProjectAnnotator, Task
 from .selectors import label_counts_q
 
 MAIN_ANSWER = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
@@ -43,6 +45,11 @@ class AnnotatorQuality:
     too_fast: bool = False
     no_error: tuple[int, int] = (0, 0)  # ("no error" answers, FV answers) on real units
     not_aligned: tuple[int, int] = (0, 0)
+    status: str = Annotator.Status.ACTIVE  # in this project
+
+    @property
+    def status_label(self) -> str:
+        return Annotator.Status(self.status).label
 
     @property
     def pass_rate(self) -> float | None:
@@ -81,14 +88,19 @@ class Dashboard:
 
 
 def project_quality(project: Project, annotators=None) -> Dashboard:
-    """The numbers of every annotator who submitted work in `project` (or of `annotators` only)."""
-    submitted = Assignment.objects.filter(hit__project=project, status=Assignment.Status.SUBMITTED)
+    """The numbers of every annotator who submitted work in `project` (or of `annotators` only). Only submissions
+    whose identity is confirmed: an unconfirmed crowd arrival may be somebody else's use of the worker id."""
+    submitted = Assignment.objects.filter(hit__project=project, status=Assignment.Status.SUBMITTED,
+                                          confirmed_at__isnull=False)
     if annotators is not None:
         submitted = submitted.filter(annotator__in=annotators)
     ids = set(submitted.values_list("annotator_id", flat=True))
     people = {a.pk: AnnotatorQuality(a) for a in Annotator.objects.filter(pk__in=ids).order_by("created", "pk")}
     for annotator_id, n in Counter(submitted.values_list("annotator_id", flat=True)).items():
         people[annotator_id].submissions = n
+    for annotator_id, status in ProjectAnnotator.objects.filter(project=project, annotator_id__in=ids).values_list(
+            "annotator_id", "status"):
+        people[annotator_id].status = status
     days: dict[int, dict[date, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for annotator_id, passed, override, total, failed, at in (
             Grade.objects.filter(assignment__in=submitted).values_list(
@@ -111,7 +123,7 @@ def project_quality(project: Project, annotators=None) -> Dashboard:
 def _real_unit_numbers(project: Project, people: dict[int, AnnotatorQuality]) -> None:
     """Agreement with the leave-one-out majority, answer shares and time per item."""
     labels = Label.objects.filter(unit__hit__project=project, assignment__status=Assignment.Status.SUBMITTED,
-                                  unit__attention_check__isnull=True)
+                                  assignment__confirmed_at__isnull=False, unit__attention_check__isnull=True)
     counted_ids = set(labels.filter(label_counts_q()).values_list("pk", flat=True))
     votes: dict[int, list[tuple[int, bool]]] = defaultdict(list)  # unit -> counted (annotator, answer)
     own: list[tuple[int, int, str, bool | None]] = []
@@ -142,7 +154,7 @@ def _real_unit_numbers(project: Project, people: dict[int, AnnotatorQuality]) ->
     seconds = defaultdict(list)
     for annotator_id, value in (Label.objects.filter(unit__hit__project=project, annotator_id__in=people,
                                                      assignment__status=Assignment.Status.SUBMITTED,
-                                                     seconds_on_item__gt=0)
+                                                     assignment__confirmed_at__isnull=False, seconds_on_item__gt=0)
                                 .values_list("annotator_id", "seconds_on_item")):
         seconds[annotator_id].append(value)
     for annotator_id, values in seconds.items():
@@ -163,7 +175,7 @@ def _crowd_shares(project: Project) -> tuple[float | None, float | None]:
 def _check_numbers(project: Project, people: dict[int, AnnotatorQuality]) -> None:
     """Blind endorsement: FV checks whose AI judgment was wrong ("no error"), accepted by the annotator."""
     rows = (Label.objects.filter(unit__hit__project=project, annotator_id__in=people,
-                                 assignment__status=Assignment.Status.SUBMITTED,
+                                 assignment__status=Assignment.Status.SUBMITTED, assignment__confirmed_at__isnull=False,
                                  unit__attention_check__kind=AttentionCheck.Kind.FV_AI_SAYS_CORRECT)
             .exclude(unit__ai_category="")
             .values_list("annotator_id", "ai_right", "has_error"))

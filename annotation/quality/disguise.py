@@ -1,13 +1,18 @@
-"""Making an attention check look like a real unit (BRIEF step 7): its highlights and its AI judgment.
+"""Making an attention check look like a real unit (paper G.3): its highlights and its AI judgment.
 
 Highlights come from the same embedding model and ranking as contextual mapping (assist.contextual_mapping), cut at
 the number of sentences the HIT's real units highlight, so a check highlights as many source sentences as its
-neighbours, chosen by the same rule. The AI judgment reads like a pre-label of the configured backend: the offline
-labeler's reason names the closest source sentence and a similarity on the side of the threshold its category
-needs (its own format, assist/llm/offline.py); with an LLM backend, the same LLM words the reason for the
-platform-set category (`backend_reasons`, assist.prompts.judgment_reason_messages), as it worded the reasons of the
-real units: a fixed wording would stand out among them. The templates in `ai_judgment` stand in only where the
-backend fails.
+neighbours, chosen by the same rule.
+
+The AI judgment is what the configured backend says of the check's sentence, in every detail:
+- The offline labeler is public and deterministic (the bundled model, a documented threshold, a reason that states
+  its similarity figure): anybody can recompute what it says of a sentence, so a check shows exactly its genuine
+  judgment (`offline_judgments`, the same call the assist pipeline makes for real sentences), never one the
+  platform set. Which kind of FV check a sentence makes follows from that judgment; annotation.quality.injection
+  chooses the sentences so that both kinds are made where the labeler's judgments allow.
+- With an LLM backend the category is set by the platform (paper G.3) and the same LLM words the reason
+  (`backend_reasons`, assist.prompts.judgment_reason_messages), as it worded the reasons of the real units: a fixed
+  wording would stand out among them. The templates in `ai_judgment` stand in only where the backend fails.
 """
 
 import logging
@@ -15,20 +20,14 @@ import random
 
 import numpy as np
 
-from assist.config import ConfigError, backend_config
+from assist.config import ConfigError
 from assist.contextual_mapping import similarity_matrix
-from assist.llm.offline import quote
 from assist.models import Category
-
-from ..models import Document
+from assist.parsing import NO_ERROR
+from assist.prelabel import prelabel_backend
+from corpus.models import Document
 
 logger = logging.getLogger(__name__)
-
-
-def configured_prelabel_backend() -> str:
-    from ..services.hits import prelabel_backend  # services.hits calls into this package: import late.
-
-    return prelabel_backend()
 
 
 class DocumentVectors:
@@ -37,6 +36,7 @@ class DocumentVectors:
     def __init__(self):
         self._documents: dict[int, tuple[list[str], np.ndarray]] = {}
         self._texts: dict[str, np.ndarray] = {}
+        self._judgments: dict[int, dict[str, tuple[str, str]]] = {}
 
     def prefetch(self, texts) -> None:
         """Embed the texts not seen yet in one batch (one model call for a whole build, not one per check)."""
@@ -63,6 +63,29 @@ class DocumentVectors:
         self.prefetch([text])
         return source, similarity_matrix(self._texts[text][None, :], vectors)[0]
 
+    def closest(self, document: Document, texts: list[str]) -> list[float]:
+        """Each text's best cosine similarity to a source sentence of `document` (0 for a document without any)."""
+        source, vectors = self.get(document)
+        if not source or not texts:
+            return [0.0] * len(texts)
+        self.prefetch(texts)
+        return [float(best) for best in similarity_matrix(np.stack([self._texts[t] for t in texts]), vectors)
+                .max(axis=1)]
+
+    def offline_judgments(self, labeler, document: Document, texts: list[str]) -> list[tuple[str, str]]:
+        """(category, reason) the offline labeler gives each text as a summary sentence of `document`: its own
+        `judge`, called with the document's stored embeddings exactly as the assist pipeline calls it for real
+        summary sentences (assist.pipeline.prelabel_document). Remembered for the build."""
+        cache = self._judgments.setdefault(document.pk, {})
+        missing = [text for text in dict.fromkeys(texts) if text not in cache]
+        if missing:
+            source, vectors = self.get(document)
+            self.prefetch(missing)
+            judged = labeler.judge(source, missing, vectors, np.stack([self._texts[t] for t in missing]))
+            for text, judgement in zip(missing, judged):
+                cache[text] = (judgement.category, judgement.reason)
+        return [cache[text] for text in texts]
+
 
 def highlights_for(vectors: DocumentVectors, document: Document, text: str, count: int | None) -> list[int] | None:
     """The `count` source sentences most similar to `text`, in document order (ties keep document order)."""
@@ -73,30 +96,30 @@ def highlights_for(vectors: DocumentVectors, document: Document, text: str, coun
     return sorted(int(i) for i in order[:count])
 
 
+def says_error(category: str) -> bool:
+    """Whether an AI judgment says the sentence has an error (any category but "no error")."""
+    return category != NO_ERROR
+
+
+def offline_labeler():
+    """The configured pre-labeling backend when it is the offline labeler, else None."""
+    if not prelabel_backend().startswith("offline"):
+        return None
+    from assist.llm import get_backend
+    from assist.llm.offline import OfflineSimilarityBackend
+
+    backend = get_backend()
+    return backend if isinstance(backend, OfflineSimilarityBackend) else None
+
+
 def ai_judgment(vectors: DocumentVectors, document: Document, text: str, *, says_error: bool,
                 rng: random.Random) -> tuple[str, str]:
-    """(category, reason) for a foreign sentence, as the configured backend would word it.
-
-    The category is platform-set (paper G.3): "no error" (wrong, the annotator must disagree) or "out-of-article"
-    (right: the sentence comes from another document). With an LLM backend the reason here is the fallback for
-    when the LLM cannot word it (`backend_reasons`).
-    """
+    """(category, reason) for a foreign sentence under an LLM backend: the platform-set category (paper G.3), "no
+    error" (wrong, the annotator must disagree) or "out-of-article" (right: the sentence comes from another
+    document), with a template reason that stands in when the LLM cannot word one (`backend_reasons`)."""
     source, scores = vectors.similarities(document, text)
     category = Category.OUT_OF_ARTICLE if says_error else Category.NO_ERROR
     best = int(scores.argmax()) if len(source) else 0
-    closest_text = source[best] if source else ""
-    if configured_prelabel_backend().startswith("offline"):
-        threshold = backend_config().offline_threshold
-        actual = float(scores[best]) if len(source) else 0.0
-        closest = f'the closest source sentence is S{best + 1} ("{quote(closest_text)}")'
-        if says_error:
-            score = min(actual, threshold - rng.uniform(0.04, 0.25))
-            verdict = f"below the threshold {threshold:.2f}, so it may state something the document does not"
-        else:
-            score = max(actual, min(0.97, threshold + rng.uniform(0.08, 0.45)))
-            verdict = f"at or above the threshold {threshold:.2f}"
-        return category, (f"Offline similarity labeler (no LLM): {closest} with cosine similarity {score:.2f}, "
-                          f"{verdict}.")
     if says_error:
         reasons = (
             "The document never mentions this; no source sentence supports it, so it adds outside information.",
@@ -116,7 +139,7 @@ def ai_judgment(vectors: DocumentVectors, document: Document, text: str, *, says
 def backend_reasons(vectors: DocumentVectors, judged: list[tuple[Document, str, str]]) -> list[str]:
     """The configured LLM's reason for each (document, sentence, category), in one concurrent batch; "" where
     there is no LLM (the offline labeler's reasons are already in its own format) or the backend failed."""
-    if not judged or configured_prelabel_backend().startswith("offline"):
+    if not judged or prelabel_backend().startswith("offline"):
         return [""] * len(judged)
     from assist.cache import DatabaseCache
     from assist.llm import BackendError, get_backend

@@ -1,4 +1,4 @@
-"""Grading a submitted assignment's attention checks (BRIEF step 7; paper G.3: a failed check fails the submission).
+"""Grading a submitted assignment's attention checks (paper G.3: a failed check fails the submission).
 
 A check is one unit for FV and KV, and one line for KA: a fake key-fact row, or a fake sentence column (the
 paraphrase column is graded on its one cell, the paraphrased key-fact's). Only the questions the annotator was

@@ -1,4 +1,4 @@
-"""Attention checks, put into HITs as they are built (BRIEF step 7; paper 3.4 and G.3).
+"""Attention checks, put into HITs as they are built (paper 3.4 and G.3).
 
 About `Project.attention_check_rate` of a HIT's units are checks, and every HIT gets at least one when the rate is
 above zero, so every submission can be graded. A check is an ordinary Unit with its display snapshot (text,
@@ -7,9 +7,12 @@ sent to an annotator reads. Checks are inserted at seeded random places and posi
 contiguous, so neither order nor numbering tells them apart; the seed is the HIT's public id, so building is
 deterministic per HIT.
 
-  FV  a summary sentence of a document of another domain, with a platform-set AI judgment: "no error" (the AI is
-      wrong: expected has_error true, ai_right false) or "out-of-article" (the AI is right: has_error true,
-      ai_right true), half each.
+  FV  a summary sentence of a document of another domain, with an AI judgment that says "no error" (the AI is
+      wrong: expected has_error true, ai_right false) or an error (the AI is right: has_error true, ai_right
+      true), half each. With an LLM backend the platform sets the judgment; with the offline labeler, whose
+      judgments anybody can recompute, a check shows the labeler's own judgment of its sentence, so the sentence
+      is chosen to get the kind wanted (`Injection.settle_offline_kinds`); where no foreign sentence gets "no
+      error" from the labeler, the check says error.
   KV  a key-fact of another document: expected useful false.
   KA  whole lines: a fake key-fact row (a key-fact of another document, aligned with nothing); a fake summary
       sentence column paraphrasing one of the HIT's key-facts (aligned with that key-fact; its other cells are not
@@ -20,14 +23,24 @@ Only HITs nobody has been assigned are touched: what an annotator saw never chan
 
 import random
 from collections import Counter
+from functools import cached_property
 
 from django.db.models import Exists, F, OuterRef
 
-from ..models import Assignment, AttentionCheck, Document, Hit, KeyFact, Project, SummarySentence, Task, Unit
-from .disguise import DocumentVectors, ai_judgment, backend_reasons, highlights_for
+from corpus.models import Document, KeyFact, Project, SummarySentence
+
+from ..models import Assignment, AttentionCheck, Hit, Task, Unit
+from .disguise import DocumentVectors, ai_judgment, backend_reasons, highlights_for, offline_labeler, says_error
 
 Kind = AttentionCheck.Kind
+FV_KINDS = (Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR)
 _RENUMBER_OFFSET = 1_000_000  # Positions are moved out of the way first: (hit, position) is unique at every row.
+# How many of the project's summary sentences an offline build judges when it looks for a check sentence of the
+# kind wanted: enough to find the rare foreign sentence the labeler passes, bounded whatever the corpus's size.
+FOREIGN_SAMPLE = 400
+# A foreign sentence this close to a source sentence may well be true of the document: never a check (a check
+# must be certainly wrong, paper G.3).
+CERTAINLY_FOREIGN_BELOW = 0.7
 
 
 def seeded(*parts) -> random.Random:
@@ -83,6 +96,30 @@ class ForeignText:
         return None
 
 
+class ForeignSample:
+    """A seeded sample of the project's summary sentences, judged by the offline labeler against a document when an
+    FV check needs a sentence that gets a given judgment."""
+
+    def __init__(self, foreign: ForeignText):
+        pool = foreign._pool("sentence")
+        entries = [(document_id, domain, text) for domain in sorted(pool) for document_id, text in pool[domain]]
+        rng = seeded(foreign.project.pk, "fv-sample")
+        self.entries = rng.sample(entries, min(len(entries), FOREIGN_SAMPLE))
+
+    def choose(self, document: Document, *, wanted_error: bool, labeler, vectors: DocumentVectors,
+               rng: random.Random, avoid: set[str]) -> tuple[int, str] | None:
+        """A (document id, sentence) of another domain (another document when the sample has no other domain)
+        that the labeler judges as wanted and that is certainly foreign to `document`; None if there is none."""
+        entries = [entry for entry in self.entries if entry[0] != document.pk and entry[2] not in avoid]
+        entries = [entry for entry in entries if entry[1] != document.domain] or entries
+        texts = [text for _, _, text in entries]
+        judged = vectors.offline_judgments(labeler, document, texts)
+        closest = vectors.closest(document, texts)
+        fitting = [(document_id, text) for (document_id, _, text), (category, _), score in zip(entries, judged, closest)
+                   if says_error(category) == wanted_error and score < CERTAINLY_FOREIGN_BELOW]
+        return rng.choice(fitting) if fitting else None
+
+
 class Injection:
     """What one build shares between HITs: the other documents' texts and the documents' embeddings."""
 
@@ -90,8 +127,9 @@ class Injection:
         self.project = project
         self.foreign = ForeignText(project)
         self.vectors = DocumentVectors()
+        self._sample: ForeignSample | None = None
         # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
-        self.pending: list[tuple[Hit, Unit, str, list[Unit]]] = []
+        self.pending: list[tuple[Hit, Unit, AttentionCheck, list[Unit]]] = []
         # Half each (paper G.3) across the project, and the same kinds whenever a HIT is rebuilt: the kind follows
         # the parity of the HIT's position plus the check's number, from a start seeded by the project.
         self.fv_first_is_error = seeded(project.pk, "fv-kinds").random() < 0.5
@@ -100,24 +138,69 @@ class Injection:
         error = ((hit.position + number) % 2 == 0) == self.fv_first_is_error
         return Kind.FV_AI_SAYS_ERROR if error else Kind.FV_AI_SAYS_CORRECT
 
-    def disguise_later(self, hit: Hit, unit: Unit, kind: str, real: list[Unit]) -> None:
-        self.pending.append((hit, unit, kind, real))
+    @cached_property
+    def labeler(self):
+        """The offline labeler when it is the configured backend (looked up once per build), else None."""
+        return offline_labeler()
+
+    def disguise_later(self, hit: Hit, unit: Unit, check: AttentionCheck, real: list[Unit]) -> None:
+        self.pending.append((hit, unit, check, real))
 
     def finish(self) -> None:
         if not self.pending:
             return
         self.vectors.prefetch(unit.text for _, unit, _, _ in self.pending)
-        for hit, unit, kind, real in self.pending:
-            _disguise_fv_kv(hit, unit, kind, real, self)
+        settled = self.settle_offline_kinds()
+        for hit, unit, check, real in self.pending:
+            _disguise_fv_kv(hit, unit, check.kind, real, self)
         # With an LLM backend, the LLM words the checks' reasons, as it worded their real neighbours'.
-        judged = [(hit, unit) for hit, unit, _, _ in self.pending if unit.ai_category]
+        judged = [(hit, unit) for hit, unit, _, _ in self.pending if unit.ai_category and self.labeler is None]
         reasons = backend_reasons(self.vectors, [(hit.document, unit.text, unit.ai_category) for hit, unit in judged])
         for (_, unit), reason in zip(judged, reasons):
             if reason:
                 unit.ai_reason = reason
         Unit.objects.bulk_update([unit for _, unit, _, _ in self.pending],
-                                 ["highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
+                                 ["text", "highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
+        AttentionCheck.objects.bulk_update(settled, ["kind", "expected", "origin_document"], batch_size=1000)
         self.pending = []
+
+    def settle_offline_kinds(self) -> list[AttentionCheck]:
+        """With the offline labeler, give each FV check that shows an AI judgment the kind its sentence's genuine
+        judgment makes: a sentence whose judgment is not the kind wanted is exchanged for a foreign sentence whose
+        judgment is, when the sample has one; else the kind follows the judgment. Returns the checks changed.
+
+        Only checks of HITs nobody has been assigned come here, so nobody has seen what changes."""
+        fv = [(hit, unit, check, real) for hit, unit, check, real in self.pending
+              if check.kind in FV_KINDS and _common_source(real)]
+        if not fv or self.labeler is None:
+            return []
+        shown: dict[int, set[str]] = {}
+        for hit, unit, _, real in self.pending:
+            shown.setdefault(hit.pk, {u.text for u in real}).add(unit.text)
+        changed = []
+        for hit, unit, check, _ in fv:
+            document, wanted_error = hit.document, check.kind == Kind.FV_AI_SAYS_ERROR
+            (category, _), = self.vectors.offline_judgments(self.labeler, document, [unit.text])
+            close = self.vectors.closest(document, [unit.text])[0] >= CERTAINLY_FOREIGN_BELOW
+            replaced = False
+            if says_error(category) != wanted_error or close:
+                if self._sample is None:
+                    self._sample = ForeignSample(self.foreign)
+                found = self._sample.choose(document, wanted_error=wanted_error, labeler=self.labeler,
+                                            vectors=self.vectors, rng=seeded(hit.public_id, "fv", unit.position),
+                                            avoid=shown[hit.pk])
+                if found is not None:
+                    shown[hit.pk].discard(unit.text)
+                    check.origin_document_id, unit.text = found
+                    shown[hit.pk].add(unit.text)
+                    (category, _), = self.vectors.offline_judgments(self.labeler, document, [unit.text])
+                    replaced = True
+            kind = Kind.FV_AI_SAYS_ERROR if says_error(category) else Kind.FV_AI_SAYS_CORRECT
+            expected = {"has_error": True, "ai_right": kind == Kind.FV_AI_SAYS_ERROR}
+            if replaced or (check.kind, check.expected) != (kind, expected):
+                check.kind, check.expected = kind, expected
+                changed.append(check)
+        return changed
 
 
 def inject_attention_checks(project: Project, task: str) -> int:
@@ -179,7 +262,11 @@ def _disguise_fv_kv(hit: Hit, unit: Unit, kind: str, real: list[Unit], injection
     """Fill the check's snapshot the way its real neighbours' are filled (nothing where they show nothing)."""
     unit.highlighted = highlights_for(injection.vectors, hit.document, unit.text, _common_count(real))
     source = _common_source(real) if hit.task == Task.FACT_VERIFICATION else ""
-    if source:
+    if source and injection.labeler is not None:
+        (unit.ai_category, unit.ai_reason), = injection.vectors.offline_judgments(
+            injection.labeler, hit.document, [unit.text])
+        unit.ai_source = source
+    elif source:
         unit.ai_category, unit.ai_reason = ai_judgment(
             injection.vectors, hit.document, unit.text, says_error=kind == Kind.FV_AI_SAYS_ERROR,
             rng=seeded(unit.public_id))
@@ -217,8 +304,9 @@ def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
         else:
             kind, expected = Kind.KV_IRRELEVANT, {"useful": False}
         unit = Unit(hit=hit, task=hit.task, position=0, text=text)
-        injection.disguise_later(hit, unit, kind, real)
-        new.append((unit, AttentionCheck(kind=kind, expected=expected, origin_document_id=origin)))
+        check = AttentionCheck(kind=kind, expected=expected, origin_document_id=origin)
+        injection.disguise_later(hit, unit, check, real)
+        new.append((unit, check))
         order.insert(rng.randint(0, len(order)), unit)
     if not new:
         return 0
@@ -303,16 +391,18 @@ def _inject_ka(hit: Hit, units: list[Unit], injection: Injection) -> int:
                 text=fake_rows[row]["text"] if row_kind == "fake" else row_text[row],
                 sentence_text=fake_columns[column]["text"] if column_kind == "fake" else column_text[column],
                 highlighted=None if row_kind == "fake" else row_highlights[row])
+            check = AttentionCheck(kind=spec["kind"], expected=expected, origin_document_id=spec["origin"])
             if row_kind == "fake":  # Highlighted from its own text, like a real key-fact's row.
-                injection.disguise_later(hit, unit, spec["kind"], units)
-            new.append((unit, AttentionCheck(kind=spec["kind"], expected=expected,
-                                             origin_document_id=spec["origin"])))
+                injection.disguise_later(hit, unit, check, units)
+            new.append((unit, check))
     return _save_layout(hit, moved, new)
 
 
 def refresh_check_snapshots(hit: Hit, units: list[Unit], injection: Injection) -> int:
     """Re-disguise checks whose snapshot no longer matches their real neighbours' (e.g. highlights or AI
-    judgments added after building). A check's content and expected answer never change."""
+    judgments added after building). A check's content and expected answer do not change, except an FV check's
+    under the offline labeler, whose judgment must stay the labeler's own (`Injection.settle_offline_kinds`);
+    only HITs nobody has been assigned come here."""
     real = [unit for unit in units if _check_of(unit) is None]
     changed = []
     if hit.task == Task.KEYFACT_ALIGNMENT:
@@ -343,9 +433,12 @@ def refresh_check_snapshots(hit: Hit, units: list[Unit], injection: Injection) -
                 continue
             current = unit.highlighted
             highlights_ok = (current is None) == (count is None) and (count is None or len(current) == count)
-            if highlights_ok and unit.ai_source == source and bool(unit.ai_category) == bool(source):
+            # The offline labeler's judgments are judged again every time: they must be what it says today.
+            offline_judged = bool(source) and injection.labeler is not None
+            if highlights_ok and unit.ai_source == source and bool(unit.ai_category) == bool(source) and (
+                    not offline_judged):
                 continue
-            injection.disguise_later(hit, unit, check.kind, real)
+            injection.disguise_later(hit, unit, check, real)
         fields = []
     if changed and fields:
         Unit.objects.bulk_update(changed, fields, batch_size=1000)

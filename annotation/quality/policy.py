@@ -1,4 +1,4 @@
-"""What follows a grade (BRIEF steps 7-8; paper G.2-G.3): approve or reject, bonuses, pausing and blocking.
+"""What follows a grade (paper G.2-G.3): approve or reject, bonuses, pausing and blocking.
 
 Decisions are rows with deterministic idempotency keys, executed by the crowd provider's outbox: running the
 policy twice writes nothing new. Keys:
@@ -8,13 +8,21 @@ policy twice writes nothing new. Keys:
   unblock:<annotator public_id>:<project slug>:<n>  (a manager reactivates the worker: lifts the n-th block)
   place:<assignment public_id>          (a failed crowd submission: one more place for its HIT on the provider)
 
+Confirmed submissions only. Grading runs at submit, but the policy acts only on submissions whose identity is
+confirmed (`Assignment.confirmed_at`): an MTurk or Prolific worker id is a claim until the provider's API says the
+submission is theirs (annotation/crowd/sync.py), so a forged arrival can neither get a worker rejected, paused or
+blocked, nor earn a bonus, nor count. Sync runs the policy when it confirms a submission. Every decision cites the
+confirmed submissions it rests on (`Decision.rests_on`), and so does a pause or block (`ProjectAnnotator`).
+
 Who gets what. Crowd workers (MTurk, Prolific) are paid through their platform: they get approve/reject/bonus
 decisions, and a block decision. In-house annotators (accounts, private links) are not paid through a provider, so
-they get no approve/reject/bonus decisions; they are still paused and blocked here, by their status, which stops
-new reservations (annotation.permissions and the reservation service read it). A failed submission of a crowd
-worker is rejected when `Project.reject_failed` (the default), else approved anyway; its labels never count.
+they get no approve/reject/bonus decisions; they are still paused and blocked here, by their status in the project,
+which stops new reservations there (annotation.permissions and the reservation service read it). Statuses are per
+project: a pause or block in one project leaves the annotator's standing in every other project as it was. A failed
+submission of a crowd worker is rejected when `Project.reject_failed` (the default), else approved anyway; its labels
+never count.
 Pausing: pass rate below `pause_below_pass_rate` over the last `pass_rate_window` graded submissions (only once
-that many exist). Blocking: `block_after_failures` failed submissions in the project. A manager reactivates
+that many exist). Blocking: `block_after_failures` failed submissions in the project. A project's manager reactivates
 (`annotator_set_status`); for a crowd worker whose block was decided, that writes an unblock decision, and only the
 submissions after it count towards the next pause or block, which gets a key of its own and is carried out again.
 
@@ -29,7 +37,9 @@ nothing on a provider: the local re-offer is all there is.
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Annotator, Assignment, Decision, Grade, Hit, Project, Task
+from corpus.models import Project
+
+from ..models import Annotator, Assignment, Decision, Grade, ProjectAnnotator
 from .grading import grade_assignment
 
 PAID_PROVIDERS = (Annotator.Provider.MTURK, Annotator.Provider.PROLIFIC)
@@ -39,11 +49,14 @@ def is_paid_through_provider(annotator: Annotator) -> bool:
     return annotator.provider in PAID_PROVIDERS
 
 
-def _ensure(key: str, **fields) -> Decision:
+def _ensure(key: str, *, rests_on=None, **fields) -> Decision:
     decision, created = Decision.objects.get_or_create(idempotency_key=key, defaults=fields)
-    if not created and decision.status == Decision.Status.CANCELLED:
+    revived = not created and decision.status == Decision.Status.CANCELLED
+    if revived:
         decision.status = Decision.Status.PENDING
         decision.save(update_fields=["status"])
+    if rests_on is not None and (created or revived or not decision.rests_on.exists()):
+        decision.rests_on.set(list(rests_on))
     return decision
 
 
@@ -53,14 +66,21 @@ def _cancel(key: str) -> int:
         status=Decision.Status.CANCELLED)
 
 
-def grade_history(annotator: Annotator, project, *, since=None) -> list[bool]:
-    """Whether each graded submission of `annotator` in `project` counts, oldest first; only those submitted after
-    `since` when given."""
-    rows = Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
+def graded_submissions(annotator: Annotator, project, *, since=None) -> list[tuple[int, bool]]:
+    """(assignment id, whether its grade counts) for each confirmed, graded submission of `annotator` in `project`,
+    oldest first; only those submitted after `since` when given."""
+    rows = Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project,
+                                assignment__status=Assignment.Status.SUBMITTED,
+                                assignment__confirmed_at__isnull=False)
     if since is not None:
         rows = rows.filter(assignment__submitted_at__gt=since)
-    rows = rows.order_by("assignment__submitted_at", "pk").values_list("passed", "override_passed")
-    return [passed if override is None else override for passed, override in rows]
+    rows = rows.order_by("assignment__submitted_at", "pk").values_list("assignment_id", "passed", "override_passed")
+    return [(pk, passed if override is None else override) for pk, passed, override in rows]
+
+
+def grade_history(annotator: Annotator, project, *, since=None) -> list[bool]:
+    """Whether each confirmed, graded submission of `annotator` in `project` counts, oldest first."""
+    return [counts for _, counts in graded_submissions(annotator, project, since=since)]
 
 
 def _unblocks(annotator: Annotator, project):
@@ -83,72 +103,84 @@ def unblock_key(annotator: Annotator, project, number: int) -> str:
     return f"unblock:{annotator.public_id}:{project.slug}:{number}"
 
 
-def bonuses_earned(history: list[bool], every: int) -> int:
-    """Runs of `every` consecutive good submissions (paper G.2: $25 per 500); a failure restarts the run."""
+def bonus_runs(history: list[tuple[int, bool]], every: int) -> list[list[int]]:
+    """The submissions of each run of `every` consecutive good ones (paper G.2: $25 per 500); a failure restarts
+    the run."""
     if every <= 0:
-        return 0
-    earned = streak = 0
-    for counts in history:
-        streak = streak + 1 if counts else 0
-        if streak and streak % every == 0:
-            earned += 1
-    return earned
+        return []
+    runs, streak = [], []
+    for pk, counts in history:
+        streak = [*streak, pk] if counts else []
+        if streak and len(streak) % every == 0:
+            runs.append(streak[-every:])
+    return runs
+
+
+def bonuses_earned(history: list[bool], every: int) -> int:
+    return len(bonus_runs(list(enumerate(history)), every))
 
 
 @transaction.atomic
 def apply_policy(grade: Grade, *, user=None) -> list[Decision]:
-    """Write the decisions `grade` calls for and update the annotator's status; idempotent."""
+    """Write the decisions `grade` calls for and update the annotator's status in the project; idempotent.
+
+    Nothing at all while the submission is not confirmed (see the module's docstring)."""
     assignment: Assignment = grade.assignment
+    if assignment.confirmed_at is None or assignment.status != Assignment.Status.SUBMITTED:
+        return []
     annotator = Annotator.objects.select_for_update().get(pk=assignment.annotator_id)
     project = assignment.hit.project
+    standing = ProjectAnnotator.locked(annotator, project)
     decisions: list[Decision] = []
     common = {"project": project, "annotator": annotator, "created_by": user}
     if is_paid_through_provider(annotator):
         approve, reject = f"approve:{assignment.public_id}", f"reject:{assignment.public_id}"
         if grade.counts or not project.reject_failed:
             _cancel(reject)
-            decisions.append(_ensure(approve, kind=Decision.Kind.APPROVE, assignment=assignment, **common))
+            decisions.append(_ensure(approve, kind=Decision.Kind.APPROVE, assignment=assignment,
+                                     rests_on=[assignment], **common))
         else:
             _cancel(approve)
             decisions.append(_ensure(reject, kind=Decision.Kind.REJECT, assignment=assignment,
-                                     reason=grade.reason, **common))
+                                     reason=grade.reason, rests_on=[assignment], **common))
         place = f"place:{assignment.public_id}"
         if grade.counts:
             _cancel(place)
         else:
-            decisions.append(_ensure(place, kind=Decision.Kind.EXTEND, assignment=assignment,
+            decisions.append(_ensure(place, kind=Decision.Kind.ADD_PLACE, assignment=assignment,
                                      reason="The submission failed its attention checks; its HIT needs another "
-                                            "annotator.", **common))
-    history = grade_history(annotator, project)
+                                            "annotator.", rests_on=[assignment], **common))
+    history = graded_submissions(annotator, project)
     if is_paid_through_provider(annotator) and project.bonus_usd > 0:
-        for n in range(1, bonuses_earned(history, project.bonus_every_hits) + 1):
+        for n, run in enumerate(bonus_runs(history, project.bonus_every_hits), start=1):
             decisions.append(_ensure(
                 f"bonus:{annotator.public_id}:{project.slug}:{n}", kind=Decision.Kind.BONUS,
-                amount_usd=project.bonus_usd,
+                amount_usd=project.bonus_usd, rests_on=run,
                 reason=f"Thank you: {project.bonus_every_hits} consecutive HITs of good quality.", **common))
     # After an unblock, the worker starts afresh: only later submissions count towards a pause or a new block.
     last_unblock = _unblocks(annotator, project).order_by("-created", "-pk").first()
     if last_unblock is not None:
-        history = grade_history(annotator, project, since=last_unblock.created)
-    failures = history.count(False)
+        history = graded_submissions(annotator, project, since=last_unblock.created)
+    failures = [pk for pk, counts in history if not counts]
     window = history[-project.pass_rate_window:]
-    if failures >= project.block_after_failures:
-        if annotator.status != Annotator.Status.BLOCKED:
-            annotator.status = Annotator.Status.BLOCKED
-            annotator.save(update_fields=["status"])
+    if len(failures) >= project.block_after_failures:
+        reason = f"{len(failures)} submissions failed their attention checks."
+        if standing.status != Annotator.Status.BLOCKED:
+            standing.set_status(Annotator.Status.BLOCKED, reason=reason, rests_on=failures)
         if is_paid_through_provider(annotator):
             decisions.append(_ensure(
                 block_key(annotator, project, block_number(annotator, project)), kind=Decision.Kind.BLOCK,
-                reason=f"{failures} submissions failed their attention checks.", **common))
-    elif (annotator.status == Annotator.Status.ACTIVE and len(window) >= project.pass_rate_window
-          and sum(window) / len(window) < project.pause_below_pass_rate):
-        annotator.status = Annotator.Status.PAUSED
-        annotator.save(update_fields=["status"])
+                reason=reason, rests_on=failures, **common))
+    elif standing.status == Annotator.Status.ACTIVE and len(window) >= project.pass_rate_window:
+        passed = sum(counts for _, counts in window)
+        if passed / len(window) < project.pause_below_pass_rate:
+            standing.set_status(Annotator.Status.PAUSED, rests_on=[pk for pk, _ in window],
+                                reason=f"{passed} of the last {len(window)} submissions passed their checks.")
     return decisions
 
 
 def grade_and_apply_policy(assignment: Assignment) -> Grade:
-    """The submit service's hook: grade a just-submitted assignment and act on the grade."""
+    """Grade a just-submitted assignment and act on the grade; the submit service calls it inside its transaction."""
     grade = grade_assignment(assignment)
     apply_policy(grade)
     return grade
@@ -159,43 +191,9 @@ class OverrideRefused(Exception):
 
 
 @transaction.atomic
-def grade_override(*, grade: Grade, passed: bool, reason: str, user) -> Grade:
-    """A manager overturns (or confirms) the automatic grade; who, when and why are kept, and the decisions follow."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise OverrideRefused("Give a reason for the override; it is kept with the grade.")
-    if len(reason) > 2000:
-        raise OverrideRefused("The reason is too long (2,000 characters at most).")
-    from ..services.assignment import lock_hit
-
-    # The HIT first, as the submit service locks it: whether the submission holds a place on the HIT, and whether
-    # the document's key-fact validation is complete, change with the grade.
-    lock_hit(Grade.objects.filter(pk=grade.pk).values_list("assignment__hit_id", flat=True).get())
-    grade = Grade.objects.select_for_update().select_related("assignment__hit__project").get(pk=grade.pk)
-    grade.override_passed, grade.override_reason = passed, reason
-    grade.overridden_by, grade.overridden_at = user, timezone.now()
-    grade.save(update_fields=["override_passed", "override_reason", "overridden_by", "overridden_at"])
-    apply_policy(grade, user=user)
-    if grade.assignment.hit.task == Task.KEYFACT_VALIDATION:
-        _settle_after_override(grade.assignment.hit)
-    return grade
-
-
-def _settle_after_override(hit: Hit) -> None:
-    """A failed KV submission overridden to pass may complete its document's key-fact validation: settle it and
-    create the KA HITs, as the last submission would have (BRIEF step 6). Once KA HITs exist, their key-facts stay."""
-    from ..services.hits import create_alignment_hits, settle_keyfact_validation
-
-    if Hit.objects.filter(document_id=hit.document_id, task=Task.KEYFACT_ALIGNMENT).exists():
-        return
-    if settle_keyfact_validation(hit.document) is not None:
-        create_alignment_hits(hit.document)
-
-
-@transaction.atomic
-def annotator_set_status(*, annotator: Annotator, status: str, project: Project | None = None, user=None,
-                         reason: str = "") -> Annotator:
-    """A manager pauses, blocks or reactivates an annotator.
+def annotator_set_status(*, annotator: Annotator, project: Project, status: str, user=None,
+                         reason: str = "") -> ProjectAnnotator:
+    """A manager of `project` pauses, blocks or reactivates an annotator there, and nowhere else.
 
     Reactivating a crowd worker who has a block decision in `project` (the policy's or a manager's) not lifted yet
     writes an unblock decision, with who and why; the outbox lifts the block on the provider once the block itself
@@ -211,11 +209,11 @@ def annotator_set_status(*, annotator: Annotator, status: str, project: Project 
         raise OverrideRefused("The reason is too long (2,000 characters at most).")
     # The annotator's lock serialises this with the policy, which reads the unblocks to number the next block.
     locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
-    previous = locked.status
-    Annotator.objects.filter(pk=annotator.pk).update(status=status)
-    annotator.status = locked.status = status
-    if status != Annotator.Status.ACTIVE or project is None:
-        return annotator
+    standing = ProjectAnnotator.locked(locked, project)
+    previous = standing.status
+    standing.set_status(status, reason=reason or "Set by a project manager.", user=user)
+    if status != Annotator.Status.ACTIVE:
+        return standing
     common = dict(kind=Decision.Kind.UNBLOCK, project=project, annotator=locked, created_by=user,
                   reason=reason or "Reactivated by a project manager.")
     blocks = Decision.objects.filter(annotator=locked, project=project, kind=Decision.Kind.BLOCK).exclude(
@@ -228,4 +226,4 @@ def annotator_set_status(*, annotator: Annotator, status: str, project: Project 
     elif previous != Annotator.Status.ACTIVE:
         _ensure(unblock_key(locked, project, block_number(locked, project)), **common, status=Decision.Status.DONE,
                 executed_at=timezone.now(), provider_response={"local": True, "reactivated_from": previous})
-    return annotator
+    return standing

@@ -1,16 +1,26 @@
-"""The screening test (paper G.1; BRIEF step 8): ten comprehension questions about the task rules, passed at 100%.
+"""The screening test (paper G.1): ten comprehension questions about the task rules, passed at 100%.
 
 The questions are data: the crowd provider code turns `mturk_questions()` into an MTurk QuestionForm and AnswerKey;
-the in-app screening page (annotation/views/quality.py) shows them to link and Prolific annotators. Passing records
-`Annotator.qualified_at`. Which annotators must pass is `Project.qualification_required` ("crowd" by default: every
-annotator except in-house accounts, who are trained in person).
+the in-app screening page (annotation/views/quality.py) shows them to link and Prolific annotators. Which annotators
+must pass is `Project.qualification_required` ("crowd" by default: every annotator except in-house accounts, who are
+trained in person).
+
+Per project, with a limited number of attempts (`Project.screening_attempts`, 3 by default), recorded on the
+annotator's standing in the project (`ProjectAnnotator.qualified_at`, `screening_attempts`). A failed attempt is
+told as failed, never with its score or which answers were wrong: ten multiple-choice questions retried without limit
+and scored after each try are solved by trying, not by reading. After the last attempt the project's HITs stay closed.
+MTurk workers take MTurk's own copy of the test (one request per worker: no RetryDelayInSeconds), before they can
+accept a HIT; a submission MTurk confirms records that they passed (annotation/crowd/sync.py).
 """
 
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.utils import timezone
 
-from ..models import Annotator, Project
+from corpus.models import Project
+
+from ..models import Annotator, ProjectAnnotator
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,12 @@ class InvalidScreening(Exception):
     status_code = 400
 
 
+class ScreeningClosed(Exception):
+    """No attempt at the test is left; the message says so."""
+
+    status_code = 403
+
+
 def score_answers(answers: dict[str, str]) -> ScreeningResult:
     """Score a complete set of answers; InvalidScreening when one is missing or names no option."""
     problems = []
@@ -115,13 +131,45 @@ def score_answers(answers: dict[str, str]) -> ScreeningResult:
     return ScreeningResult(correct=correct, total=len(QUESTIONS))
 
 
-def record_screening(*, annotator: Annotator, answers: dict[str, str]) -> ScreeningResult:
-    """Score the test and, when it is passed, record when (a later failed attempt does not take that back)."""
+@dataclass(frozen=True)
+class ScreeningOutcome:
+    """What the annotator may be told: passed or not, and the attempts left. Never the score."""
+
+    passed: bool
+    attempts_left: int
+
+
+def attempts_left(standing: ProjectAnnotator, project: Project) -> int:
+    return max(0, project.screening_attempts - standing.screening_attempts)
+
+
+def closed_message(project: Project) -> str:
+    return (f"You did not pass the screening test of {project.name} in {project.screening_attempts} attempt(s), so "
+            "its HITs stay closed to you.")
+
+
+@transaction.atomic
+def screening_take(*, annotator: Annotator, project: Project, answers: dict[str, str]) -> ScreeningOutcome:
+    """One attempt at `project`'s screening test. An incomplete form costs no attempt (InvalidScreening); one after
+    the last raises ScreeningClosed. Passing records when; a later attempt is not needed and not taken."""
+    standing = ProjectAnnotator.locked(annotator, project)
+    if standing.qualified_at is not None:
+        return ScreeningOutcome(passed=True, attempts_left=attempts_left(standing, project))
+    if attempts_left(standing, project) == 0:
+        raise ScreeningClosed(closed_message(project))
     result = score_answers(answers)
-    if result.passed and annotator.qualified_at is None:
-        annotator.qualified_at = timezone.now()
-        Annotator.objects.filter(pk=annotator.pk).update(qualified_at=annotator.qualified_at)
-    return result
+    standing.screening_attempts += 1
+    if result.passed:
+        standing.qualified_at = timezone.now()
+    standing.save(update_fields=["screening_attempts", "qualified_at"])
+    return ScreeningOutcome(passed=result.passed, attempts_left=attempts_left(standing, project))
+
+
+def qualification_record(*, annotator: Annotator, project: Project) -> None:
+    """Record that the annotator passed the test another way (MTurk's copy of it, confirmed by MTurk)."""
+    ProjectAnnotator.objects.get_or_create(annotator=annotator, project=project)
+    ProjectAnnotator.objects.filter(annotator=annotator, project=project, qualified_at__isnull=True).update(
+        qualified_at=timezone.now())
 
 
 def requires_qualification(annotator: Annotator, project: Project) -> bool:
@@ -131,12 +179,23 @@ def requires_qualification(annotator: Annotator, project: Project) -> bool:
     return rule == Project.Qualification.CROWD and annotator.provider != Annotator.Provider.ACCOUNT
 
 
+def needs_screening(annotator: Annotator, project: Project) -> bool:
+    """Whether the annotator should be sent to `project`'s screening test: may work there, must pass it, has not, and
+    has an attempt left."""
+    standing = annotator.standing_in(project)
+    return (standing.may_work and requires_qualification(annotator, project) and standing.qualified_at is None
+            and attempts_left(standing, project) > 0)
+
+
 def reservation_refusal(annotator: Annotator, project: Project) -> str | None:
-    """Why `annotator` may not reserve a new HIT of `project` (None: they may). Reads the stored status, so a
-    pause or block decided a moment ago applies at once."""
-    status, qualified_at = Annotator.objects.filter(pk=annotator.pk).values_list("status", "qualified_at").get()
-    if status != Annotator.Status.ACTIVE:
-        return f"Your annotator account is {Annotator.Status(status).label.lower()}; no new HITs can be reserved."
-    if requires_qualification(annotator, project) and qualified_at is None:
-        return "Pass the short screening test first (My work → Screening test); then HITs open for you."
+    """Why `annotator` may not reserve a HIT of `project` (None: they may). Reads the stored standing, so a pause or
+    block decided a moment ago applies at once."""
+    standing = annotator.standing_in(project)
+    if not standing.may_work:
+        return (f"Your annotator account is {Annotator.Status(standing.status).label.lower()} in {project.name}; "
+                "no new HITs can be reserved.")
+    if requires_qualification(annotator, project) and standing.qualified_at is None:
+        if attempts_left(standing, project) == 0:
+            return closed_message(project)
+        return f"Pass the short screening test of {project.name} first (on My work); then HITs open for you."
     return None

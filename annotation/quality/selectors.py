@@ -1,8 +1,9 @@
-"""Which labels count (BRIEF steps 7, 9, 12): aggregation, agreement and exports read labels through here.
+"""Which labels count: aggregation, agreement and exports read labels through here (paper section 4).
 
-A label counts when its assignment is submitted, its unit is a real unit (not an attention check), and the
-submission's grade counts: passed, or overridden to pass by a manager. A submission with no grade (submitted before
-grading existed) counts. Labels of failed submissions are kept, for audit and the quality dashboard, but excluded.
+A label counts when its assignment is submitted and confirmed (a crowd submission once its provider confirmed it),
+its unit is a real unit (not an attention check), and the submission's grade counts: passed, or overridden to pass by
+a manager. A submission with no grade (submitted before grading existed) counts. Labels of failed submissions are
+kept, for audit and the quality dashboard, but excluded.
 """
 
 from django.db.models import Q, QuerySet
@@ -23,6 +24,8 @@ def counted_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:
 
 
 def check_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:
-    """Labels given on attention-check units of submitted assignments (kept apart in exports, BRIEF step 12)."""
+    """Labels given on attention-check units of submitted assignments whose identity is confirmed (kept apart in
+    exports, kept apart in the benchmark export): an unconfirmed crowd submission is nobody's yet."""
     queryset = Label.objects.all() if queryset is None else queryset
-    return queryset.filter(assignment__status=Assignment.Status.SUBMITTED, unit__attention_check__isnull=False)
+    return queryset.filter(assignment__status=Assignment.Status.SUBMITTED, assignment__confirmed_at__isnull=False,
+                           unit__attention_check__isnull=False)

@@ -1,20 +1,37 @@
 """Saving an annotator's answers: validated in full first, then written together, or not at all.
 
 Pages send answers as form fields named `u<position>-<question>` (one item at a time from htmx, every item at once
-from the plain form); the API sends one item as JSON. Both end in `save_answers`.
+from the plain form); the API sends one item as JSON. Both end in `save_answers`, which checks each item with
+`clean_answers`: the same rules and the same words wherever the answers come from.
 """
 
+import math
 import re
+from collections.abc import Mapping
+from enum import Enum
 
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Assignment, Label, Unit
-from ..serializers import MAX_SECONDS_ON_ITEM, AnswerSerializer
-from .assignment import ReservationLapsed, describe_unit, lock_open_assignment, renew_reservation
+from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
+from ..wording import describe_unit
+from .assignment import ReservationLapsed, lock_open_assignment, renew_reservation
 
 ANSWER_FIELDS = ("has_error", "error_types", "ai_right", "useful", "aligned", "seconds_on_item")
 FORM_FIELD = re.compile(r"^u(\d{1,6})-([a-z_]+)$")
+TASK_QUESTIONS = {
+    Task.FACT_VERIFICATION: {"has_error", "error_types", "ai_right"},
+    Task.KEYFACT_VALIDATION: {"useful"},
+    Task.KEYFACT_ALIGNMENT: {"aligned"},
+}
+# Nobody looks at one item for more than an hour; a longer time is a tab left open.
+MAX_SECONDS_ON_ITEM = 3600.0
+# Yes/no answers as forms and JSON clients spell them (the spellings Django REST framework reads, which the API's
+# schema documents); 1 also stands for 1.0 and True, 0 for False.
+TRUE_VALUES = {"t", "y", "yes", "true", "on", "1", 1}
+FALSE_VALUES = {"f", "n", "no", "false", "off", "0", 0}
+# A number written with more characters than this is refused before parsing it.
+MAX_NUMBER_CHARS = 1000
 
 
 class InvalidAnswers(Exception):
@@ -59,13 +76,100 @@ def read_form(data, units: list[Unit]) -> dict[Unit, dict]:
     return answers
 
 
-def _problems(errors) -> list[str]:
-    if isinstance(errors, dict):  # Field names, or the indices of a list's bad items.
-        return [f"{name}: {problem}" if isinstance(name, str) and name != "non_field_errors" else problem
-                for name, value in errors.items() for problem in _problems(value)]
-    if isinstance(errors, list):
-        return [problem for value in errors for problem in _problems(value)]
-    return [str(errors)]
+class _Refused(Exception):
+    """One answer's problems, in words."""
+
+    def __init__(self, *problems: str):
+        self.problems = list(problems)
+
+
+def _yes_no(value) -> bool:
+    word = value.lower() if isinstance(value, str) else value
+    try:
+        if word in TRUE_VALUES:
+            return True
+        if word in FALSE_VALUES:
+            return False
+    except TypeError:  # A list or an object: not hashable, not a yes or a no.
+        pass
+    raise _Refused("Must be a valid boolean.")
+
+
+def _error_types(value) -> list[str]:
+    if isinstance(value, (str, Mapping)) or not hasattr(value, "__iter__"):
+        raise _Refused(f'Expected a list of items but got type "{type(value).__name__}".')
+    chosen, problems = [], []
+    for item in value:
+        item = item.value if isinstance(item, Enum) else item
+        if item is None:
+            problems.append("This field may not be null.")
+        elif str(item) not in ErrorType.values:
+            problems.append(f'"{item}" is not a valid choice.')
+        else:
+            chosen.append(str(item))
+    if problems:
+        raise _Refused(*problems)
+    if len(chosen) > len(ErrorType.values):
+        raise _Refused(f"Ensure this field has no more than {len(ErrorType.values)} elements.")
+    return chosen
+
+
+def _seconds(value) -> float:
+    if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS:
+        raise _Refused("String value too large.")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise _Refused("A valid number is required.") from None
+    except OverflowError:
+        raise _Refused("Integer value too large to convert to float") from None
+    if not math.isfinite(seconds):
+        raise _Refused("A valid number is required.")
+    if seconds < 0:
+        raise _Refused("Ensure this value is greater than or equal to 0.")
+    return seconds
+
+
+READERS = {"has_error": _yes_no, "error_types": _error_types, "ai_right": _yes_no, "useful": _yes_no,
+           "aligned": _yes_no, "seconds_on_item": _seconds}
+
+
+def clean_answers(*, unit: Unit, hit: Hit, data: dict, stored: Label | None) -> tuple[dict, list[str]]:
+    """One unit's raw answers as its label stores them, or what is wrong with them (empty when nothing is).
+
+    Every question is optional, since answers arrive one at a time, but only the unit's task's questions are
+    allowed, and "is the AI right?" only where the AI judgment is shown. Error types follow the error answer, given
+    now or stored before: "no error" clears them, choosing a type says the sentence has an error. Names that are not
+    questions are left out (the callers refuse them first).
+    """
+    values, problems = {}, []
+    for name, read in READERS.items():
+        if name not in data:
+            continue
+        try:
+            if data[name] is None:
+                raise _Refused("This field may not be null.")
+            values[name] = read(data[name])
+        except _Refused as refused:
+            problems += [f"{name}: {problem}" for problem in refused.problems]
+    if problems:
+        return {}, problems
+    foreign = sorted(set(values) - TASK_QUESTIONS[unit.task] - {"seconds_on_item"})
+    if foreign:
+        return {}, [f"{', '.join(foreign)} is not a question of {Task(unit.task).label.lower()}."]
+    if "ai_right" in values and "ai_right" not in unit.question_fields(hit):
+        return {}, ["ai_right: This item does not show an AI judgment to agree with."]
+    if "error_types" in values:
+        chosen = set(values["error_types"])
+        values["error_types"] = [value for value in ErrorType.values if value in chosen]
+    has_error = values["has_error"] if "has_error" in values else getattr(stored, "has_error", None)
+    if "has_error" in values and has_error is False:
+        values["error_types"] = []  # "No error" wins over types left ticked from an earlier answer.
+    elif values.get("error_types") and has_error is None:
+        values["has_error"] = True  # Choosing an error type says the sentence has an error.
+    elif values.get("error_types") and has_error is False:
+        return {}, ["error_types: The sentence is marked as having no error; answer yes first to choose types."]
+    return values, []
 
 
 def save_answers(*, assignment: Assignment, answers: dict[Unit, dict]) -> dict[int, Label]:
@@ -92,12 +196,11 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
             if unit.hit_id != hit.pk:
                 errors.setdefault(describe_unit(unit), []).append("This item belongs to another HIT.")
                 continue
-            serializer = AnswerSerializer(data=data, context={"unit": unit, "hit": hit,
-                                                              "label": labels.get(unit.pk)})
-            if serializer.is_valid():
-                valid[unit] = serializer.validated_data
+            values, problems = clean_answers(unit=unit, hit=hit, data=data, stored=labels.get(unit.pk))
+            if problems:
+                errors.setdefault(describe_unit(unit), []).extend(problems)
             else:
-                errors.setdefault(describe_unit(unit), []).extend(_problems(serializer.errors))
+                valid[unit] = values
         if errors:
             raise InvalidAnswers(errors)
         now = timezone.now()

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import Annotator, Assignment, Hit, Project, Task, Unit
+from corpus.models import Project
+
+from ..models import Annotator, Assignment, Hit, Task, Unit
+from ..selectors import available_hits, current_assignment
+from ..wording import QUESTION_NAMES, describe_unit
 from .hits import create_alignment_hits, settle_keyfact_validation
 
 
@@ -44,73 +46,28 @@ class MissingAnswers(WorkRefused):
                                      for unit, fields in missing))
 
 
-QUESTION_NAMES = {
-    "ai_right": "is the AI right?",
-    "has_error": "does it have a factual error?",
-    "error_types": "which error types?",
-    "useful": "is it useful?",
-    "aligned": "can the key-fact be inferred?",
-}
-
-
-def describe_unit(unit: Unit) -> str:
-    """How pages and messages name a unit: by its number in the HIT, the way the annotator sees it."""
-    if unit.task == Task.FACT_VERIFICATION:
-        return f"sentence {unit.position + 1}"
-    if unit.task == Task.KEYFACT_VALIDATION:
-        return f"key-fact {unit.position + 1}"
-    return f"key-fact {unit.row + 1} × sentence {unit.column + 1}"
-
-
-def _places_taken(now):
-    return (Assignment.objects.holding_a_place(now).filter(hit=OuterRef("pk")).order_by()
-            .values("hit").annotate(n=Count("pk")).values("n"))
-
-
-def available_hits(annotator: Annotator, project: Project, task: str, now=None):
-    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back).
-
-    A HIT needs annotators while fewer than N assignments hold a place: a failed submission holds none, so its HIT
-    comes back for others; its own annotator has had it and never gets it again.
-    """
-    now = now or timezone.now()
-    had = Assignment.objects.filter(hit=OuterRef("pk"), annotator=annotator).exclude(
-        status=Assignment.Status.EXPIRED)
-    return (Hit.objects.filter(project=project, task=task)
-            .annotate(taken=Coalesce(Subquery(_places_taken(now)), 0))
-            .filter(taken__lt=project.annotators_per_unit)
-            .exclude(Exists(had)))
-
-
-def current_assignment(annotator: Annotator, project: Project, task: str, now=None) -> Assignment | None:
-    now = now or timezone.now()
-    return (Assignment.objects.filter(annotator=annotator, hit__project=project, hit__task=task,
-                                      status=Assignment.Status.RESERVED, expires_at__gt=now)
-            .order_by("reserved_at").first())
-
-
-def reserve_next_hit(annotator: Annotator, project: Project, task: str) -> Assignment | None:
+def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, fresh: bool = False,
+                     confirmed: bool = True) -> Assignment | None:
     """The annotator's open reservation of `task`, or a new one on the first HIT that still needs people.
 
     None when nothing is left. An annotator holds at most one open reservation per task and never gets a HIT they
-    submitted or returned.
+    submitted or returned. `fresh`: a new claim from a crowd provider (a Prolific session) reserves, so no reservation
+    of another claim is reused or renewed; `confirmed` says whether the provider has confirmed that claim.
     """
     if task not in Task.values:
         raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
-    if not annotator.may_work:
-        raise WorkRefused(f"Your annotator account is {annotator.get_status_display().lower()}.")
     now = timezone.now()
     with transaction.atomic():
         # One request at a time per annotator: a double click must not reserve two HITs.
         Annotator.objects.select_for_update().filter(pk=annotator.pk).first()
-        release_expired(annotator=annotator, now=now)
-        if current := current_assignment(annotator, project, task, now):
-            return current
-        # --- quality control hook (issue 5): paused, blocked or unqualified annotators get no new HIT.
+        # --- quality control hook: annotators paused, blocked or unqualified in this project get no HIT.
         from ..quality.qualification import reservation_refusal
         if refusal := reservation_refusal(annotator, project):
             raise WorkRefused(refusal)
         # --- end of hook
+        release_expired(annotator=annotator, now=now)
+        if not fresh and (current := current_assignment(annotator, project, task, now)):
+            return current
         tried: list[int] = []
         while True:
             hit = (available_hits(annotator, project, task, now).exclude(pk__in=tried)
@@ -121,19 +78,22 @@ def reserve_next_hit(annotator: Annotator, project: Project, task: str) -> Assig
                 return None
             # The list above was read before the lock: count again, now that nobody else can add to this HIT.
             if Assignment.objects.holding_a_place(now).filter(hit=hit).count() < project.annotators_per_unit:
-                return _take_place(hit, annotator, project, now)
+                return _take_place(hit, annotator, project, now, fresh=fresh, confirmed=confirmed)
             tried.append(hit.pk)
 
 
-def _take_place(hit: Hit, annotator: Annotator, project: Project, now) -> Assignment:
+def _take_place(hit: Hit, annotator: Annotator, project: Project, now, *, fresh: bool = False,
+                confirmed: bool = True) -> Assignment:
     expires_at = now + timedelta(minutes=project.reservation_minutes)
-    assignment, created = Assignment.objects.get_or_create(
-        hit=hit, annotator=annotator, defaults={"reserved_at": now, "expires_at": expires_at})
-    if not created:  # Their own expired reservation: renewed with its answers.
-        assignment.status, assignment.reserved_at, assignment.expires_at = (
-            Assignment.Status.RESERVED, now, expires_at)
-        assignment.save(update_fields=["status", "reserved_at", "expires_at"])
-    return assignment
+    own = None if fresh else (Assignment.objects.filter(hit=hit, annotator=annotator, confirmed_at__isnull=False)
+                              .exclude(status=Assignment.Status.DISCARDED).order_by("-reserved_at", "-pk").first())
+    if own is None:
+        return Assignment.objects.create(hit=hit, annotator=annotator, reserved_at=now, expires_at=expires_at,
+                                         confirmed_at=now if confirmed else None)
+    # Their own expired reservation: renewed with its answers.
+    own.status, own.reserved_at, own.expires_at = Assignment.Status.RESERVED, now, expires_at
+    own.save(update_fields=["status", "reserved_at", "expires_at"])
+    return own
 
 
 def release_expired(*, annotator: Annotator | None = None, project: Project | None = None, now=None) -> int:
@@ -164,6 +124,8 @@ def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) ->
         raise AlreadySubmitted()
     if locked.status == Assignment.Status.RETURNED:
         raise WorkRefused("You returned this HIT; it can no longer be changed.")
+    if locked.status == Assignment.Status.DISCARDED:
+        raise WorkRefused("This HIT was set aside: the provider does not know it as yours.")
     now = timezone.now()
     if locked.status == Assignment.Status.EXPIRED or locked.expires_at <= now:
         if not hit_locked:
@@ -179,14 +141,10 @@ def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) ->
     return locked
 
 
-def lock_hit(hit_id: int) -> None:
-    list(Hit.objects.select_for_update().filter(pk=hit_id).values_list("pk", flat=True))
-
-
 def renew_reservation(assignment: Assignment) -> Assignment:
     """Renew a lapsed reservation if its place is still free (WorkRefused otherwise)."""
     with transaction.atomic():
-        lock_hit(assignment.hit_id)
+        Hit.lock(assignment.hit_id)
         return lock_open_assignment(assignment, hit_locked=True)
 
 
@@ -200,12 +158,12 @@ class SubmitResult:
 def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> SubmitResult:
     """Submit every answer of the HIT at once; a resent submit changes nothing; missing answers refuse it.
 
-    The last KV submission of a document settles its key-facts and creates the document's KA HITs (BRIEF step 6:
-    KA work exists only once KV is finished).
+    The last KV submission of a document settles its key-facts and creates the document's KA HITs (KA work exists
+    only once KV is finished).
     """
     with transaction.atomic():
         # The HIT's lock also serialises the submissions of one HIT: the last KV submission is seen as the last.
-        lock_hit(assignment.hit_id)
+        Hit.lock(assignment.hit_id)
         try:
             locked = lock_open_assignment(assignment, hit_locked=True)
         except AlreadySubmitted:
@@ -224,10 +182,10 @@ def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> Su
         locked.status, locked.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
         locked.submission_key = submission_key[:64]
         locked.save(update_fields=["status", "submitted_at", "submission_key"])
-        # --- quality control hook (issue 5): grade the attention checks, write approve/reject/bonus/block.
+        # Quality control: grade the attention checks and write the approve/reject/bonus/block decisions, under the
+        # HIT's lock, so that a place freed by a failed submission is visible only once the grade is stored.
         from ..quality.policy import grade_and_apply_policy
         grade_and_apply_policy(locked)
-        # --- end of hook
         result = SubmitResult(assignment=locked)
         if hit.task == Task.KEYFACT_VALIDATION and settle_keyfact_validation(hit.document) is not None:
             result.alignment_hits_created, _ = create_alignment_hits(hit.document)

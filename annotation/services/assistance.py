@@ -11,11 +11,11 @@ import random
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
-from django.utils import timezone
 
-from ..models import Assignment, Hit, Label, Project
-from ..models.project import Assistance
+from corpus.models import Assistance, Project
+
+from ..models import Hit
+from ..selectors import started_hits
 
 logger = logging.getLogger(__name__)
 
@@ -32,15 +32,6 @@ class AblationResult:
     changed: int
     started: int  # HITs left as they were because somebody works or worked on them.
     eligible: int
-
-
-def started_hits(hits):
-    """The HITs somebody holds (an unexpired reservation), submitted, or answered."""
-    now = timezone.now()
-    active = Assignment.objects.filter(hit=OuterRef("pk")).filter(
-        Q(status=Assignment.Status.SUBMITTED) | Q(status=Assignment.Status.RESERVED, expires_at__gt=now))
-    answered = Label.objects.filter(unit__hit=OuterRef("pk"))
-    return hits.filter(Exists(active) | Exists(answered))
 
 
 def _check_level(level: str) -> str:

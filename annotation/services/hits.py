@@ -1,4 +1,4 @@
-"""Building HITs and their units for the three tasks (BRIEF step 6), and settling key-fact validation.
+"""Building HITs and their units for the three tasks (paper 3.3), and settling key-fact validation.
 
 `build_hits` is idempotent: it creates what is missing and never touches a HIT that exists, except to fill the
 display snapshot (highlights, AI judgment) of units nobody has labeled yet, so that running the assistance after
@@ -8,17 +8,16 @@ building the HITs still shows it. A unit somebody labeled keeps the snapshot tha
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from assist.models import ContextualMapping, PreLabel
+from assist.prelabel import prelabel_backend
+from corpus.models import Document, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
-from ..models import Document, Hit, KeyFact, Label, Project, Summary, SummarySentence, Task, Unit
+from ..models import Hit, Label, Task, Unit
 from ..models.assignment import counted_submission_q
-
-# FINEGRAIN_LLM_BACKEND names the kind of backend; a pre-label stores the name its backend reports.
-PRELABEL_BACKEND_NAMES = {"offline": "offline-similarity"}
+from ..wording import describe_source
 
 
 @dataclass
@@ -30,18 +29,6 @@ class BuildResult:
     keyfacts_settled: dict[str, int] = field(default_factory=dict)
 
 
-def prelabel_backend() -> str:
-    configured = settings.FINEGRAIN_LLM_BACKEND
-    return PRELABEL_BACKEND_NAMES.get(configured, configured)
-
-
-def describe_source(backend: str, model: str) -> str:
-    """The name annotators see next to an AI judgment; the offline labeler must never pass for an LLM."""
-    if backend.startswith("offline"):
-        return "Offline labeler (sentence similarity, not an LLM)"
-    return f"{backend} · {model}" if model else backend
-
-
 def build_hits(project: Project, task: str) -> BuildResult:
     """Create the missing HITs of `task` for `project`; KA only for documents whose key-fact validation is done."""
     builders = {Task.FACT_VERIFICATION: _build_fv, Task.KEYFACT_VALIDATION: _build_kv,
@@ -50,12 +37,16 @@ def build_hits(project: Project, task: str) -> BuildResult:
         raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
     result = BuildResult(task=task)
     with transaction.atomic():
+        # One build per project at a time: a second manager (or task) building at the same moment waits here,
+        # then finds the HITs built and creates none, instead of colliding with the first on the unique
+        # constraints (an IntegrityError). NO KEY: rows that merely point at the project (an import's documents,
+        # a job) are not held up. On SQLite, writers are serialised anyway.
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).first()
         builders[task](project, result)
         result.units_refreshed = refresh_snapshots(project, task)
-        # --- quality control hook (issue 5): attention checks into HITs nobody holds yet.
+        # Quality control: attention checks go into the HITs nobody holds yet.
         from ..quality.injection import inject_attention_checks
         result.units_created += inject_attention_checks(project, task)
-        # --- end of hook
     return result
 
 
@@ -226,10 +217,9 @@ def create_alignment_hits(document: Document) -> tuple[int, int]:
         ]
         Unit.objects.bulk_create(units, batch_size=2000)
         hits_created, units_created = hits_created + 1, units_created + len(units)
-        # --- quality control hook (issue 5): KA HITs are also created by the last KV submission.
+        # Quality control: KA HITs are also created by the last KV submission, so they get their checks here.
         from ..quality.injection import inject_into_hit_of_project
         units_created += inject_into_hit_of_project(hit)
-        # --- end of hook
     return hits_created, units_created
 
 
@@ -257,3 +247,36 @@ def refresh_snapshots(project: Project, task: str) -> int:
             else ["highlighted"]
         Unit.objects.bulk_update(changed, names, batch_size=1000)
     return len(changed)
+
+
+def hits_build_start(*, project: Project, tasks: list[str], user=None) -> Job:
+    """Build HITs for `tasks` in the background, in the protocol's order (KA after KV settles key-facts)."""
+    from ..tasks import hits_build_task
+
+    unknown = [task for task in tasks if task not in Task.values]
+    if unknown or not tasks:
+        raise ValueError(f"Unknown task(s) {unknown!r}: use {', '.join(Task.values)}")
+    ordered = [task for task in Task.values if task in tasks]
+    return job_start(kind=Job.Kind.HITS_BUILD, project=project, task=hits_build_task, user=user, total=len(ordered),
+                     params={"tasks": ordered})
+
+
+def hits_build_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_build_tasks)
+
+
+def _build_tasks(job: Job) -> None:
+    tasks = job.params["tasks"]
+    job.begin(total=len(tasks))
+    built = []
+    for task in tasks:
+        label = Task(task).label
+        job.advance(0, f"building {label.lower()} HITs")
+        # Each task is built (and committed) whole; a failure in a later one keeps the earlier ones.
+        result = build_hits(job.project, task)
+        built.append({"task": task, "label": label, "hits_created": result.hits_created,
+                      "units_created": result.units_created, "units_refreshed": result.units_refreshed})
+        job.advance(1, f"{label} built")
+        job.result = {"built": built}
+        Job.objects.filter(pk=job.pk).update(result=job.result)
+    job.finish({"built": built})

@@ -1,6 +1,6 @@
 """The worker's way in from a crowd platform or a private link, and the HIT pages' crowd mode.
 
-Framing (BRIEF: HIT pages live inside MTurk's iframe): only MTurk's worker origins may frame MTurk pages
+Framing (MTurk shows a HIT page inside its own iframe): only MTurk's worker origins may frame MTurk pages
 (CSP frame-ancestors, X-Frame-Options left out only there); Prolific opens studies in a new tab, so its pages
 and every other page keep frame-ancestors 'none' and X-Frame-Options DENY. Inside a third-party iframe the
 browser may send no cookies: the signed session token travels in the page, and on a POST it replaces the CSRF
@@ -22,11 +22,9 @@ from django_ratelimit.decorators import ratelimit
 
 from ..crowd import claims
 from ..crowd.links import link_annotator, link_from_token
-from ..crowd.mturk import PREVIEW_ASSIGNMENT_ID, WORKER_ORIGINS
-from ..crowd.prolific import COMPLETE_URL
+from ..crowd.registry import COMPLETE_URL, PREVIEW_ASSIGNMENT_ID, WORKER_ORIGINS
 from ..crowd.tokens import QUERY, session_of, token_in
-from ..models import Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit
-from ..serializers import UnitDisplaySerializer
+from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit
 
 
 def _rate(group, request):
@@ -89,6 +87,9 @@ def crowd_aware(view, *, kind: str = "page"):
         if session.assignment != str(assignment_id):
             return refused(request, "This session belongs to another HIT.", framable=mturk)
         assignment = get_object_or_404(Assignment, public_id=assignment_id, annotator=session.annotator)
+        if assignment.status == Assignment.Status.DISCARDED:
+            return refused(request, "This HIT was set aside: the provider does not know it as yours.", 410,
+                           framable=mturk)
         if assignment.status == Assignment.Status.SUBMITTED:
             if request.method == "POST":
                 return refused(request, "This HIT was already submitted; nothing changed.", 409, framable=mturk)
@@ -108,11 +109,12 @@ def crowd_aware(view, *, kind: str = "page"):
 # --- MTurk
 
 def _preview(request, batch: CrowdBatch, hit_id: str):
+    """The task and the HIT's size, not its items: anybody may preview, and only a HIT's holder reads its items
+    (annotation.permissions: beside another HIT of the same summary or document they would tell its checks)."""
     crowd_hit = CrowdHit.objects.select_related("hit").filter(batch=batch, external_id=hit_id).first()
     hit = crowd_hit.hit if crowd_hit else Hit.objects.filter(crowd_hits__batch=batch).first()
-    units = UnitDisplaySerializer(list(hit.units.order_by("position")), many=True, context={"hit": hit}).data \
-        if hit else []
-    return render(request, "annotation/crowd/preview.html", {"batch": batch, "hit": hit, "units": units})
+    count = hit.units.count() if hit else 0
+    return render(request, "annotation/crowd/preview.html", {"batch": batch, "hit": hit, "count": count})
 
 
 @mturk_framable
@@ -144,23 +146,23 @@ def prolific_entry(request, batch_id):
             batch=batch, participant_id=request.GET.get("PROLIFIC_PID", ""),
             study_id=request.GET.get("STUDY_ID", ""), session_id=request.GET.get("SESSION_ID", ""))
     except claims.NeedsScreening as needed:
-        return _screening(needed.token)
+        return _screening(batch.project, needed.token)
     except claims.ClaimRefused as refusal:
-        return refused(request, str(refusal))
+        return refused(request, str(refusal), refusal.status_code)
     return HttpResponseRedirect(with_token(reverse("hit_page", args=[assignment.public_id]), token))
 
 
 # --- Private links
 
-def _screening(token: str):
-    return HttpResponseRedirect(with_token(reverse("work_screening"), token))
+def _screening(project, token: str):
+    return HttpResponseRedirect(with_token(reverse("work_screening", args=[project.slug]), token))
 
 
 def _link_next(request, link, annotator):
     try:
         assignment, token = claims.link_next(link=link, annotator=annotator)
     except claims.NeedsScreening as needed:
-        return _screening(needed.token)
+        return _screening(link.project, needed.token)
     except claims.ClaimRefused as refusal:
         return refused(request, str(refusal))
     if assignment is None:
@@ -175,8 +177,9 @@ def link_entry(request, token):
     if link is None:
         return refused(request, "This link is invalid, has expired or was revoked.", 404)
     annotator = link_annotator(link=link)
-    if not annotator.may_work:
-        return refused(request, f"This link's annotator is {annotator.get_status_display().lower()}.")
+    status = annotator.status_in(link.project)
+    if status != Annotator.Status.ACTIVE:
+        return refused(request, f"This link's annotator is {Annotator.Status(status).label.lower()}.")
     return _link_next(request, link, annotator)
 
 
@@ -188,8 +191,10 @@ def link_next(request):
     if session is None or session.provider != "link" or session.link is None:
         return refused(request, "Your session is invalid or has expired.")
     link = session.annotator.private_link
-    if not link.is_usable() or not session.annotator.may_work:
+    if not link.is_usable():
         return refused(request, "This link has expired or was revoked.")
+    if (status := session.annotator.status_in(link.project)) != Annotator.Status.ACTIVE:
+        return refused(request, f"This link's annotator is {Annotator.Status(status).label.lower()}.")
     return _link_next(request, link, session.annotator)
 
 

@@ -12,12 +12,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from corpus.models import Job
+
 from ..crowd import outbox
 from ..crowd.links import link_create, link_revoke, link_token
-from ..crowd.publishing import plan_publish
-from ..crowd.tasks import enqueue, publish_batch
-from ..models import Annotator, Assignment, Decision, Job, LedgerEntry, PrivateLink, Provider, Task
-from ..permissions import get_managed_project
+from ..crowd.publishing import plan_publish, publish_start
+from ..crowd.tasks import enqueue
+from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
+from ..permissions import get_managed_project, get_project_annotator
 
 
 def batch_status(project) -> list[dict]:
@@ -27,15 +29,19 @@ def batch_status(project) -> list[dict]:
     for batch in batches:
         claims = Assignment.objects.filter(crowd_claim__batch=batch)
         decided = Decision.objects.filter(assignment__crowd_claim__batch=batch, status=Decision.Status.DONE)
+        submitted = claims.filter(status=Assignment.Status.SUBMITTED)
         rows.append({
             "batch": batch, "published": batch.hits,
             "accepted": claims.count(),
-            "submitted": claims.filter(status=Assignment.Status.SUBMITTED).count(),
+            "submitted": submitted.count(),
+            # Not confirmed by the provider yet (nothing of theirs counts), and set aside as unknown to it.
+            "unconfirmed": submitted.filter(confirmed_at__isnull=True).count(),
+            "discarded": claims.filter(status=Assignment.Status.DISCARDED).count(),
             "approved": decided.filter(kind=Decision.Kind.APPROVE).count(),
             "rejected": decided.filter(kind=Decision.Kind.REJECT).count(),
             # Places reopened on the provider for failed submissions (a Prolific rejection frees its own): each may
             # be taken and paid, so the batch may pay up to this many rewards beyond its estimate.
-            "places_added": decided.filter(kind=Decision.Kind.EXTEND).exclude(
+            "places_added": decided.filter(kind=Decision.Kind.ADD_PLACE).exclude(
                 provider_response__has_key="local").count(),
             "paid": LedgerEntry.objects.filter(batch=batch).aggregate(total=Sum("amount_usd"))["total"]
             or Decimal("0.00"),
@@ -53,9 +59,9 @@ def manage(request, slug):
         "failed": Decision.objects.filter(project=project, status=Decision.Status.FAILED),
         "links": project.private_links.select_related("annotator"), "tasks": Task.choices,
         "providers": Provider.choices,
-        "workers": Annotator.objects.filter(assignments__hit__project=project).exclude(
+        "workers": Annotator.objects.with_status_in(project).filter(assignments__hit__project=project).exclude(
             provider=Annotator.Provider.ACCOUNT).distinct(),
-        "jobs": Job.objects.filter(project=project, kind="crowd_publish")[:5],
+        "jobs": project.jobs.filter(kind=Job.Kind.PUBLISH)[:5],
     }
     return render(request, "annotation/crowd/manage.html", context)
 
@@ -79,9 +85,8 @@ def publish(request, slug):
         elif not plan.items:
             messages.info(request, "Every HIT of this task is already published there.")
         else:
-            job = Job.objects.create(project=project, kind="crowd_publish", created_by=request.user)
-            publish_batch.delay(job.pk, task, provider, sandbox)
-            messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}).")
+            job = publish_start(project=project, task=task, provider=provider, sandbox=sandbox, user=request.user)
+            messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}): progress shows below.")
         return redirect("crowd_manage", slug)
     return render(request, "annotation/crowd/publish.html", {"project": project, "plan": plan,
                                                              "estimate": plan.estimate.as_dict()})
@@ -90,13 +95,14 @@ def publish(request, slug):
 @login_required
 @require_GET
 def worker(request, slug, annotator_id):
-    project = get_managed_project(request.user, slug)
-    annotator = get_object_or_404(Annotator, public_id=annotator_id, assignments__hit__project=project)
+    # One worker, however many assignments they hold here (a join on them would repeat the row).
+    project, annotator = get_project_annotator(request.user, slug, annotator_id)
     assignments = (Assignment.objects.filter(annotator=annotator, hit__project=project)
-                   .select_related("hit", "grade").order_by("-reserved_at"))
+                   .select_related("hit", "grade", "crowd_claim").order_by("-reserved_at"))
     return render(request, "annotation/crowd/worker.html", {
         "project": project, "annotator": annotator, "assignments": assignments,
-        "decisions": Decision.objects.filter(project=project, annotator=annotator),
+        "standing": annotator.standing_in(project),
+        "decisions": Decision.objects.filter(project=project, annotator=annotator).prefetch_related("rests_on__hit"),
         "ledger": LedgerEntry.objects.filter(project=project, annotator=annotator),
         "nonce": uuid.uuid4().hex, "kinds": Decision.Kind.choices})
 
@@ -105,8 +111,7 @@ def worker(request, slug, annotator_id):
 @require_POST
 def decide(request, slug, annotator_id):
     """A manager's decision, carried out by the outbox. The form's nonce keeps a resent form from paying twice."""
-    project = get_managed_project(request.user, slug)
-    annotator = get_object_or_404(Annotator, public_id=annotator_id, assignments__hit__project=project)
+    project, annotator = get_project_annotator(request.user, slug, annotator_id)
     kind, reason = request.POST.get("kind", ""), request.POST.get("reason", "").strip()
     nonce = request.POST.get("nonce", "")[:40]
     back = redirect("crowd_worker", slug, annotator.public_id)
@@ -114,12 +119,16 @@ def decide(request, slug, annotator_id):
         messages.error(request, "A decision needs a kind and a reason.")
         return back
     assignment, amount = None, None
-    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT, Decision.Kind.EXTEND):  # a place: on that one's HIT
+    if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT, Decision.Kind.ADD_PLACE):  # a place: on that one's HIT
         assignment = Assignment.objects.filter(public_id=request.POST.get("assignment") or None,
                                                annotator=annotator, hit__project=project,
                                                status=Assignment.Status.SUBMITTED).first()
         if assignment is None:
             messages.error(request, "Choose one of the worker's submitted assignments.")
+            return back
+        if not assignment.is_confirmed:
+            messages.error(request, f"{annotator.get_provider_display()} has not confirmed this submission as the "
+                                    "worker's yet; decide once sync has (nothing of it counts until then).")
             return back
     if kind == Decision.Kind.BONUS:
         try:
@@ -134,6 +143,8 @@ def decide(request, slug, annotator_id):
         defaults={"project": project, "annotator": annotator, "assignment": assignment, "kind": kind,
                   "amount_usd": amount, "reason": reason, "created_by": request.user})
     if created:
+        if assignment is not None:
+            decision.rests_on.set([assignment])
         enqueue(decision)
         messages.success(request, f"{decision.get_kind_display()} recorded; it is being carried out.")
     else:

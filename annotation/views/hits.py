@@ -16,9 +16,8 @@ from ..models import Assignment, ErrorType, Task, Unit
 from ..permissions import annotator_required, get_own_assignment
 from ..serializers import UnitDisplaySerializer
 from ..services.answers import InvalidAnswers, read_form, save_answers
-from ..services.assignment import (QUESTION_NAMES, AlreadySubmitted, MissingAnswers, WorkRefused,
-                                   describe_unit, return_assignment, submit_assignment)
-from .projects import group_turns
+from ..services.assignment import AlreadySubmitted, MissingAnswers, WorkRefused, return_assignment, submit_assignment
+from ..wording import QUESTION_NAMES, describe_unit
 
 ERROR_TYPE_KEYS = [(str(number), value, label) for number, (value, label) in enumerate(ErrorType.choices, 1)]
 AI_CATEGORIES = dict(Category.choices)
@@ -75,7 +74,7 @@ def hit_context(assignment: Assignment, **extra) -> dict:
         "project": hit.project,
         "document": hit.document,
         # Called by the template only when the rendered source is not in the cache.
-        "turns": lambda: group_turns(hit.document),
+        "turns": lambda: hit.document.turns(),
         "items": items,
         "rows": rows,
         "answered": sum(1 for item in items if not item["missing"]),

@@ -10,17 +10,25 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from ..models import Annotator, Assignment, Assistance, Hit, Label, Task, Unit
+from corpus.models import Assistance, Job
+
+from ..models import Annotator, Assignment, Hit, Label, Task, Unit
 from ..permissions import get_managed_hit, get_managed_project
-from ..services.assignment import describe_unit
-from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance, started_hits
-from ..services.hits import build_hits
-from ..services.progress import count_of, is_finished, task_progress
+from ..selectors import count_of, is_finished, started_hits, task_progress
+from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
+from ..services.hits import hits_build_start
+from ..wording import describe_unit
 
 
 def _progress_context(project) -> dict:
     rows = task_progress(project)
     return {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices}
+
+
+def _page_context(project, context: dict | None = None) -> dict:
+    """The whole page: the progress, the Build HITs form and the latest builds (jobs the page follows)."""
+    return {**(context or _progress_context(project)),
+            "build_jobs": project.jobs.filter(kind=Job.Kind.HITS_BUILD)[:3]}
 
 
 @login_required
@@ -33,21 +41,22 @@ def progress(request, slug):
         if context["finished"]:
             response.status_code = HttpResponseStopPolling.status_code
         return response
-    return render(request, "annotation/progress/progress.html", context)
+    return render(request, "annotation/progress/progress.html", _page_context(project, context))
 
 
 @login_required
 @require_POST
 def hits_build(request, slug):
+    """Queue the build (a job the page follows): with attention checks, a large project takes minutes."""
     project = get_managed_project(request.user, slug)
     task = request.POST.get("task", "")
-    if task not in Task.values:
-        error = f"Choose a task to build HITs for: {', '.join(Task.values)} (got {task!r}). Nothing was built."
-        return render(request, "annotation/progress/progress.html", {**_progress_context(project),
+    if task not in (*Task.values, "all"):
+        error = (f"Choose a task to build HITs for: {', '.join(Task.values)} (got {task!r}), or all three. "
+                 "Nothing was built.")
+        return render(request, "annotation/progress/progress.html", {**_page_context(project),
                                                                      "build_error": error}, status=400)
-    result = build_hits(project, task)
-    messages.success(request, f"{Task(task).label}: {result.hits_created} new HITs with {result.units_created} "
-                              f"units; {result.units_refreshed} waiting units updated with the latest assistance.")
+    job = hits_build_start(project=project, tasks=Task.values if task == "all" else [task], user=request.user)
+    messages.success(request, f"Building HITs (job #{job.pk}): progress shows under Build HITs.")
     return redirect("progress", slug)
 
 
@@ -62,8 +71,10 @@ def _hit_list_page(request, project, status=200, **extra):
     hits = (Hit.objects.filter(project=project).select_related("document", "summary")
             .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
                       counted=count_of(Assignment.objects.counted(), "hit"),
-                      failed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+                      failed=count_of(Assignment.objects.confirmed().filter(status=Assignment.Status.SUBMITTED)
                                       .exclude(pk__in=Assignment.objects.counted().values("pk")), "hit"),
+                      unconfirmed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
+                                                                     confirmed_at__isnull=True), "hit"),
                       reserved=count_of(Assignment.objects.filter(status=Assignment.Status.RESERVED,
                                                                   expires_at__gt=timezone.now()), "hit"))
             .order_by("task", "position", "pk"))
@@ -164,7 +175,7 @@ def annotator_list(request, slug):
     labels = Label.objects.filter(unit__hit__project=project)
     mean_seconds = (labels.filter(annotator=OuterRef("pk")).order_by().values("annotator")
                     .annotate(mean=Avg("seconds_on_item")).values("mean"))
-    annotators = (Annotator.objects.filter(Exists(assignments.filter(annotator=OuterRef("pk"))))
+    annotators = (Annotator.objects.with_status_in(project).filter(Exists(assignments.filter(annotator=OuterRef("pk"))))
                   .annotate(submitted=count_of(assignments.filter(status=Assignment.Status.SUBMITTED), "annotator"),
                             reserved=count_of(assignments.filter(status=Assignment.Status.RESERVED), "annotator"),
                             labels_given=count_of(labels, "annotator"),

@@ -8,10 +8,19 @@ from django.db.models import Count, Prefetch
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from assist.selectors import assist_status
+from corpus.models import DocumentSentence, Job, Membership, Summary, SummarySentence
+from corpus.uploads import import_start
+
 from ..forms import ImportForm, ProjectForm
-from ..importing import DatasetError, import_dataset
-from ..models import Document, DocumentSentence, Membership, Summary, SummarySentence
-from ..permissions import can_manage, get_managed_project, get_project, projects_visible_to, role_in
+from ..permissions import (
+    can_manage,
+    get_managed_project,
+    get_project,
+    projects_visible_to,
+    readable_assignments,
+    role_in,
+)
 
 
 @login_required
@@ -28,6 +37,7 @@ def project_list(request):
     projects = projects_visible_to(request.user).annotate(
         document_count=Count("documents", distinct=True)
     )
+    # The corpus's size is the managers' business; the template shows it on their rows only.
     rows = [(project, role_in(project, request.user)) for project in projects]
     return render(request, "annotation/project_list.html", {"rows": rows, "can_create": can_manage(request.user)})
 
@@ -49,23 +59,22 @@ def project_create(request):
 
 @login_required
 def project_detail(request, slug):
+    """Managers see the corpus; anybody else its own work here (annotation.permissions: what an annotator reads)."""
     project = get_project(request.user, slug)
-    documents = (
-        project.documents.annotate(summary_count=Count("summaries", distinct=True),
-                                   keyfact_count=Count("keyfacts", distinct=True))
-        .order_by("domain", "uid")
-    )
-    context = {
-        "project": project,
-        "role": role_in(project, request.user),
-        "documents": documents,
-        "summary_total": Summary.objects.filter(document__project=project).count(),
-        "jobs": project.jobs.all()[:10],
-    }
-    if context["role"] == Membership.Role.MANAGER:
-        from assist.views import assist_status
-
-        context["assist"] = assist_status(project)
+    role = role_in(project, request.user)
+    context = {"project": project, "role": role}
+    if role == Membership.Role.MANAGER:
+        context.update(
+            documents=project.documents.annotate(summary_count=Count("summaries", distinct=True),
+                                                 keyfact_count=Count("keyfacts", distinct=True))
+            .order_by("domain", "uid"),
+            summary_total=Summary.objects.filter(document__project=project).count(),
+            jobs=project.jobs.all()[:10],
+            assist=assist_status(project),
+        )
+    else:
+        context["work"] = (readable_assignments(request).filter(hit__project=project).select_related("hit")
+                           .order_by("-reserved_at", "pk"))
     return render(request, "annotation/project_detail.html", context)
 
 
@@ -103,40 +112,21 @@ def document_detail(request, slug, pk):
     return render(request, "annotation/document_detail.html", {
         "project": project,
         "document": document,
-        "turns": group_turns(document),
+        "turns": document.turns(),
         "summaries": summaries,
         "keyfacts": keyfacts,
     })
 
 
-def group_turns(document: Document) -> list[dict]:
-    """Sentences grouped for display: by speaker turn for dialogues, one block per document otherwise."""
-    turns: list[dict] = []
-    for sentence in document.sentences.all():
-        if not turns or sentence.turn != turns[-1]["turn"] or sentence.turn is None and turns[-1]["turn"] is not None:
-            turns.append({"turn": sentence.turn, "speaker": sentence.speaker, "sentences": []})
-        turns[-1]["sentences"].append(sentence)
-    return turns
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def import_upload(request, slug):
+    """Store the file and return at once: a worker checks every row and writes all or nothing; the job's page
+    follows it and lists every problem by line."""
     project = get_managed_project(request.user, slug)
     form = ImportForm(request.POST or None, request.FILES or None)
-    errors = []
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        try:
-            result = import_dataset(project=project, data=upload.read(), filename=upload.name)
-        except DatasetError as exc:
-            errors = exc.errors
-        else:
-            messages.success(
-                request,
-                f"Imported {result.rows} rows: {result.documents_created} new documents "
-                f"({result.documents_unchanged} already stored), {result.summaries_created} new summaries "
-                f"({result.summaries_unchanged} already stored), {result.keyfacts_created} key-facts.",
-            )
-            return redirect(project)
-    return render(request, "annotation/import.html", {"project": project, "form": form, "errors": errors})
+        job = import_start(project=project, upload=form.cleaned_data["file"], user=request.user)
+        return redirect("job_status", project.slug, job.pk)
+    return render(request, "annotation/import.html", {"project": project, "form": form,
+                                                      "jobs": project.jobs.filter(kind=Job.Kind.IMPORT)[:5]})

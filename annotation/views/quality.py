@@ -7,11 +7,26 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..models import Annotator, Grade
-from ..permissions import annotator_required, get_managed_grade, get_managed_project, get_project_annotator
+from ..models import Annotator, Grade, ProjectAnnotator
+from ..permissions import (
+    annotator_required,
+    get_annotator_standing,
+    get_managed_grade,
+    get_managed_project,
+    get_project_annotator,
+    get_screening_project,
+)
 from ..quality.dashboard import SORT_KEYS, project_quality, sort_rows
-from ..quality.policy import OverrideRefused, annotator_set_status, grade_override
-from ..quality.qualification import QUESTIONS, InvalidScreening, record_screening
+from ..quality.policy import annotator_set_status
+from ..quality.qualification import (
+    QUESTIONS,
+    InvalidScreening,
+    ScreeningClosed,
+    attempts_left,
+    closed_message,
+    screening_take,
+)
+from ..services.grades import OverrideRefused, grade_override
 
 DEFAULT_SORT = "pass_rate"
 
@@ -30,7 +45,12 @@ def quality_dashboard(request, slug):
         return HttpResponseBadRequest(f"Unknown provider: use one of {', '.join(Annotator.Provider.values)}.")
     annotators = Annotator.objects.all()
     if status:
-        annotators = annotators.filter(status=status)
+        # The status in this project; no row means active.
+        others = ProjectAnnotator.objects.filter(project=project).exclude(status=Annotator.Status.ACTIVE)
+        if status == Annotator.Status.ACTIVE:
+            annotators = annotators.exclude(pk__in=others.values("annotator_id"))
+        else:
+            annotators = annotators.filter(pk__in=others.filter(status=status).values("annotator_id"))
     if provider:
         annotators = annotators.filter(provider=provider)
     dashboard = project_quality(project, annotators)
@@ -48,10 +68,12 @@ def annotator_quality(request, slug, annotator_id):
     dashboard = project_quality(project, Annotator.objects.filter(pk=annotator.pk))
     grades = (Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
               .select_related("assignment__hit", "overridden_by").order_by("-assignment__submitted_at"))
-    decisions = annotator.decisions.filter(project=project).order_by("-created", "-pk")
+    decisions = (annotator.decisions.filter(project=project).prefetch_related("rests_on__hit")
+                 .order_by("-created", "-pk"))
     return render(request, "annotation/quality/annotator.html", {
         "project": project, "annotator": annotator, "row": dashboard.rows[0] if dashboard.rows else None,
         "dashboard": dashboard, "grades": grades, "decisions": decisions, "statuses": Annotator.Status.choices,
+        "standing": annotator.standing_in(project),
     })
 
 
@@ -78,37 +100,53 @@ def grade_override_view(request, slug, assignment_id):
 @login_required
 @require_POST
 def annotator_status_view(request, slug, annotator_id):
-    project, annotator = get_project_annotator(request.user, slug, annotator_id)
+    standing = get_annotator_standing(request.user, slug, annotator_id)
+    project, annotator = standing.project, standing.annotator
     status = request.POST.get("status", "")
     if status not in Annotator.Status.values:
         messages.error(request, "Choose a status: active, paused or blocked.")
     else:
         try:
-            annotator_set_status(annotator=annotator, status=status, project=project, user=request.user,
+            annotator_set_status(annotator=annotator, project=project, status=status, user=request.user,
                                  reason=request.POST.get("reason", ""))
         except OverrideRefused as refusal:
             messages.error(request, str(refusal))
         else:
-            messages.success(request, f"{annotator.pseudonym} is now {Annotator.Status(status).label.lower()}.")
+            messages.success(request, f"{annotator.pseudonym} is now {Annotator.Status(status).label.lower()} in "
+                                      f"{project.name}.")
     return redirect("annotator_quality", project.slug, annotator.public_id)
 
 
 @annotator_required
 @require_http_methods(["GET", "POST"])
-def screening(request):
-    """The comprehension test for annotators who must pass it before taking HITs (paper G.1: 100% to pass)."""
+def screening(request, slug):
+    """A project's comprehension test, for annotators who must pass it before taking its HITs (paper G.1: 100% to
+    pass), with `Project.screening_attempts` attempts. A failed attempt is told as failed, without its score."""
+    project = get_screening_project(request, slug)
     annotator = request.annotator
-    context = {"questions": QUESTIONS, "annotator": annotator, "answers": {}}
+    standing = annotator.standing_in(project)
+    context = {"questions": QUESTIONS, "annotator": annotator, "project": project, "standing": standing,
+               "attempts_left": attempts_left(standing, project)}
+    if standing.qualified_at is None and context["attempts_left"] == 0:
+        return render(request, "annotation/quality/screening.html", {**context, "closed": closed_message(project)},
+                      status=403)
     if request.method == "POST":
         answers = {question.key: request.POST.get(question.key, "") for question in QUESTIONS}
-        context["answers"] = answers
         try:
-            result = record_screening(annotator=annotator, answers=answers)
+            outcome = screening_take(annotator=annotator, project=project, answers=answers)
         except InvalidScreening as invalid:
             return render(request, "annotation/quality/screening.html", {**context, "error": str(invalid)},
                           status=400)
-        if result.passed:
-            messages.success(request, "You passed the screening test; HITs are open for you.")
+        except ScreeningClosed as closed:
+            return render(request, "annotation/quality/screening.html", {**context, "closed": str(closed)},
+                          status=403)
+        if outcome.passed:
+            if annotator.provider != Annotator.Provider.ACCOUNT:  # a link or a study: no account page to go back to
+                return render(request, "annotation/quality/screening.html", {**context, "passed": True})
+            messages.success(request, f"You passed the screening test of {project.name}; its HITs are open for you.")
             return redirect("work_home")
-        context["result"] = result
+        context.update(failed=True, attempts_left=outcome.attempts_left)
+        if outcome.attempts_left == 0:
+            return render(request, "annotation/quality/screening.html", {**context, "closed": closed_message(project)},
+                          status=403)
     return render(request, "annotation/quality/screening.html", context)

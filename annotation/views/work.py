@@ -6,6 +6,7 @@ from django.views.decorators.http import require_POST
 
 from ..models import Task
 from ..permissions import annotator_required, get_work_project, work_projects
+from ..quality.qualification import needs_screening
 from ..services.assignment import WorkRefused, available_hits, current_assignment, reserve_next_hit
 
 TASK_ORDER = [Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT]
@@ -21,7 +22,7 @@ def work_home(request):
              "current": current_assignment(annotator, project, task)}
             for task in TASK_ORDER
         ]
-        rows.append({"project": project, "tasks": tasks})
+        rows.append({"project": project, "tasks": tasks, "screening": needs_screening(annotator, project)})
     return render(request, "annotation/work/home.html", {"rows": rows, "annotator": annotator})
 
 

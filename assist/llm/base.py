@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypedDict, TypeVar, runtime_checkable
 
+from assist.config import DEFAULTS
 from assist.parsing import ParseError, SentenceJudgement
 
 logger = logging.getLogger(__name__)
@@ -148,7 +149,7 @@ class ThrottledBackend(ChatBackend):
 class RetryPolicy:
     """Exponential backoff: base_delay * 2**n, capped, plus up to `jitter` of it so parallel workers spread out."""
 
-    max_retries: int = 3  # Retries after the first attempt.
+    max_retries: int = DEFAULTS.llm_max_retries  # Retries after the first attempt.
     base_delay: float = 1.0
     max_delay: float = 30.0
     max_retry_after: float = 300.0  # A Retry-After longer than this is cut down: a worker must not sleep for hours.

@@ -17,9 +17,9 @@ from botocore.exceptions import (
     PartialCredentialsError,
     ReadTimeoutError,
 )
-from botocore.exceptions import (
-    ConnectionError as BotoConnectionError,
-)
+from botocore.exceptions import ConnectionError as BotoConnectionError
+
+from assist.config import DEFAULTS
 
 from .base import ChatBackend, Completion, Message, PermanentError, RateLimited, TransientError
 
@@ -61,7 +61,9 @@ def to_converse(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dic
 class BedrockBackend(ChatBackend):
     name = "bedrock"
 
-    def __init__(self, *, model_id: str, region: str, timeout: float = 60.0, client: Any = None) -> None:
+    def __init__(
+        self, *, model_id: str, region: str, timeout: float = DEFAULTS.llm_timeout, client: Any = None
+    ) -> None:
         if not model_id:
             raise ValueError("The Bedrock backend needs a model id (FINEGRAIN_BEDROCK_MODEL_ID)")
         self.model = model_id

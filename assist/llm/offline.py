@@ -1,36 +1,48 @@
-"""The default backend: pre-labels without any network or LLM, by sentence similarity.
+"""The default backend: pre-labels without any network or LLM, from sentence similarity and rule-based checks.
 
-In the spirit of SBERTScore's precision (papers/002, eq. 1): a summary sentence is scored by its best cosine
-similarity to any source sentence. A sentence with no source sentence close to it is likely to bring in outside
-content, so below the threshold it is labeled "out_of_article", otherwise "no_error". It cannot see intrinsic errors
-(a wrong name or number in an otherwise copied sentence scores high); the reason says plainly that it comes from this
-labeler, so annotators weigh it accordingly.
+Each summary sentence is compared with the document's sentences by cosine similarity of their embeddings (as
+SBERTScore's precision does, papers/002, eq. 1) and judged in this order:
 
-The default threshold (0.35, FINEGRAIN_OFFLINE_THRESHOLD) was measured with the bundled all-MiniLM-L6-v2 on 42
-hand-written summary sentences over four short documents (news, booking dialogue, medical, sport): faithful
-paraphrases and fused, abstractive sentences scored 0.415-0.968; unsupported additions and off-topic sentences
-scored -0.011-0.552. No threshold separates them all; every threshold from 0.32 to 0.41 flagged none of the 24
-faithful sentences and 15 of the 18 unsupported ones (all off-topic ones; the three misses are on-topic inventions such
-as a price that is not in the text, up to 0.552). 0.35 sits in that band with more room on the faithful side, since
-real summaries compress several source sentences into one.
+1. Out-of-article error when no source sentence is similar enough: the best cosine is below the threshold
+   (FINEGRAIN_OFFLINE_THRESHOLD, or the project's calibrated threshold).
+2. Entity error when a number, time, date, name or redaction placeholder of the sentence appears nowhere in the
+   document, or when its closest source sentences (the top CLOSEST by similarity) count the same thing with another
+   number: "22 spaces" where they say "140 spaces" (assist.llm.offline_checks says what is matched and how). A
+   detail found elsewhere in the document passes: a summary sentence often fuses sentences far apart.
+3. Relation error when the closest source sentence uses the opposite word (rise/fall, before/after, more/fewer...).
+4. Sentence error when the sentence is negated and none of its closest source sentences is: it may contradict them.
+5. Otherwise no error; the reason says which checks passed and that meaning itself was not checked.
+
+Every reason starts "Offline check (not an LLM):" and names exactly what produced it, so annotators weigh it
+accordingly. The result is a deterministic function of the document's sentences, the summary sentence and the
+settings (threshold, embedding model): the same sentence gets the same judgment in a pre-label and wherever else it
+is judged, whatever the other sentences of its summary.
+
+Measured on hand-written sentences with planted errors (benchmarks/offline_judge.py, results in
+benchmarks/RESULTS.md). What it cannot see: a wrong relation without an opposite word (a swapped subject and object,
+a wrong verb), a contradiction without a negation, and an addition that stays on topic and names nothing new.
 """
 
 import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from assist import embeddings
 from assist.config import DEFAULT_OFFLINE_THRESHOLD
 from assist.contextual_mapping import similarity_matrix
-from assist.parsing import NO_ERROR, OUT_OF_ARTICLE, SentenceJudgement
+from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION, SENTENCE, SentenceJudgement
 
 from .base import ChatBackend, Completion, Message, NotSupported
+from .offline_checks import Item, Source, analyse, opposites
 
-PROMPT_VERSION = "offline-similarity/v1"
+PROMPT_VERSION = "offline-checks/v2"
 QUOTE_WORDS = 12
+CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
+PREFIX = "Offline check (not an LLM): "
 _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries, which usually come next.
 
 
@@ -39,9 +51,86 @@ def quote(text: str, words: int = QUOTE_WORDS) -> str:
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
 
 
+def _names(indices: Sequence[int]) -> str:
+    return ", ".join(f"S{i + 1}" for i in indices)
+
+
+def _listing(texts: Sequence[str]) -> str:
+    quoted = [f"'{text}'" for text in dict.fromkeys(texts)]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the checks found for one summary sentence, before a threshold turns it into a category."""
+
+    best: int  # Index of the most similar source sentence.
+    score: float  # Its cosine similarity.
+    closest: tuple[int, ...]  # The CLOSEST most similar source sentences, most similar first.
+    checked: tuple[Item, ...]  # The numbers, dates, names... that were looked for.
+    absent: tuple[Item, ...]  # Items that appear nowhere in the document.
+    conflicts: tuple[tuple[Item, int, str], ...]  # (item, source index, what that sentence says instead).
+    opposites: tuple[tuple[str, str], ...]  # (summary word, word of the best source sentence) of opposite meaning.
+    negated: bool  # The sentence is negated and none of `closest` is.
+
+    @property
+    def content_flag(self) -> bool:
+        """Flagged by a check other than similarity (whatever the threshold)."""
+        return bool(self.absent or self.conflicts or self.opposites or self.negated)
+
+
+def inspect(source: Source, sentence: str, similarities: np.ndarray, *, checks: bool = True) -> Findings:
+    """Findings for one summary sentence from its similarity to each source sentence (one row)."""
+    order = np.argsort(-similarities, kind="stable")
+    closest = tuple(int(i) for i in order[:CLOSEST])
+    best = closest[0]
+    if not checks:
+        return Findings(best, float(similarities[best]), closest, (), (), (), (), False)
+    analysis = analyse(sentence)
+    items = source.checked_items(analysis)
+    absent = tuple(item for item in items if not source.anywhere(item))
+    conflicts = tuple((item, *found) for item in items if item not in absent
+                      for found in [source.conflict(item, closest)] if found)
+    opposite = tuple(opposites(analysis, source.analyses[best]))
+    negated = analysis.negated and not any(source.analyses[i].negated for i in closest)
+    return Findings(best, float(similarities[best]), closest, tuple(items), absent, conflicts, opposite, negated)
+
+
+def decide(findings: Findings, source_sentences: Sequence[str], threshold: float) -> tuple[str, str]:
+    """(category, reason) from the findings and a similarity threshold."""
+    closest, score = findings.closest, findings.score
+    if score < threshold:
+        best = findings.best
+        return OUT_OF_ARTICLE, (
+            f"{PREFIX}no source sentence is close to it: the closest is S{best + 1} "
+            f"(\"{quote(source_sentences[best])}\") with cosine similarity {score:.2f}, below the threshold "
+            f"{threshold:.2f}, so it may state something the document does not.")
+    if findings.absent or findings.conflicts:
+        parts = []
+        if findings.absent:
+            missing = [item.text for item in findings.absent]
+            parts.append(f"{_listing(missing)} appear{'s' if len(set(missing)) == 1 else ''} nowhere in the document")
+        for item, index, other in findings.conflicts[:2]:
+            parts.append(f"'{item.phrase or item.text}' does not match the closest source sentence S{index + 1}, "
+                         f"which has '{other}'")
+        return ENTITY, f"{PREFIX}{'; '.join(parts)}."
+    if findings.opposites:
+        said, found = findings.opposites[0]
+        return RELATION, (f"{PREFIX}it says '{said}' where the closest source sentence S{findings.best + 1} says "
+                          f"'{found}'.")
+    if findings.negated:
+        return SENTENCE, (f"{PREFIX}it is negated while none of the closest source sentences {_names(closest)} is, "
+                          "so it may contradict them.")
+    checked = [item.text for item in findings.checked]
+    details = (f"the document contains its {_listing(checked)}, and those sentences give no other value for them"
+               if checked else "it has no number, date or name to check")
+    return NO_ERROR, (f"{PREFIX}the closest source sentences are {_names(closest)} (cosine similarity "
+                      f"{score:.2f}, at or above the threshold {threshold:.2f}); {details}. Its meaning is not "
+                      "checked.")
+
+
 class OfflineSimilarityBackend(ChatBackend):
     name = "offline-similarity"
-    prompt_version = PROMPT_VERSION
 
     def __init__(
         self,
@@ -50,14 +139,31 @@ class OfflineSimilarityBackend(ChatBackend):
         model_path: str | None = None,
         encode: Callable[[Sequence[str]], np.ndarray] | None = None,
         identity: str | None = None,
+        checks: bool = True,
     ) -> None:
         self.threshold = threshold
         self.model_path = model_path
+        self.checks = checks  # False: similarity alone, as the first offline labeler did (benchmarks compare).
         self._encode = encode
         # Stored with every pre-label: which embedding model, which release, decided it.
         self.model = identity or str(embeddings.model_identity(model_path))
-        self._documents: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._documents: OrderedDict[str, tuple[np.ndarray | None, Source | None]] = OrderedDict()
         self._lock = threading.Lock()
+
+    @property
+    def prompt_version(self) -> str:
+        """Stored with each pre-label: a new threshold makes new pre-labels rather than reusing the old ones."""
+        method = PROMPT_VERSION if self.checks else "offline-similarity/v1"
+        return f"{method} threshold={self.threshold:g}"
+
+    def with_threshold(self, threshold: float) -> "OfflineSimilarityBackend":
+        """The same backend with another threshold (a project's calibrated one); shares the cached documents."""
+        if threshold == self.threshold:
+            return self
+        copy = OfflineSimilarityBackend.__new__(OfflineSimilarityBackend)
+        copy.__dict__.update(self.__dict__)
+        copy.threshold = threshold
+        return copy
 
     def complete(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Completion:
         raise NotSupported(
@@ -70,26 +176,51 @@ class OfflineSimilarityBackend(ChatBackend):
             return self._encode(sentences)
         return embeddings.encode(sentences, model_path=self.model_path)
 
-    def _source_vectors(self, source_sentences: Sequence[str]) -> np.ndarray:
-        key = hashlib.sha256("\x1e".join(source_sentences).encode()).hexdigest()
+    def _document(self, source_sentences: Sequence[str], speakers: Sequence[str], *,
+                  vectors: bool) -> tuple[np.ndarray | None, Source]:
+        """The document's vectors (when asked for) and its analysed sentences, kept for its next summaries."""
+        key = hashlib.sha256("\x1e".join([*source_sentences, "\x1f", *speakers]).encode()).hexdigest()
         with self._lock:
+            stored_vectors, source = self._documents.get(key, (None, None))
             if key in self._documents:
                 self._documents.move_to_end(key)
-                return self._documents[key]
-        vectors = self.encode(source_sentences)
+        if source is None:
+            source = Source(source_sentences, speakers)
+        if vectors and stored_vectors is None:
+            stored_vectors = self.encode(source_sentences)
         with self._lock:
-            self._documents[key] = vectors
+            self._documents[key] = (stored_vectors, source)
             while len(self._documents) > _DOCUMENTS_KEPT:
                 self._documents.popitem(last=False)
-        return vectors
+        return stored_vectors, source
 
-    def label_summary(self, source_sentences: list[str], summary_sentences: list[str]) -> list[SentenceJudgement]:
-        """One judgement per summary sentence, from its best match among the source sentences."""
+    def label_summary(self, source_sentences: list[str], summary_sentences: list[str], *,
+                      speakers: Sequence[str] = ()) -> list[SentenceJudgement]:
+        """One judgement per summary sentence, each from that sentence and the source sentences alone.
+
+        `speakers`: a dialogue's speaker labels (DocumentSentence.speaker), which summaries name but utterances do
+        not contain; pass them wherever the same document is judged, so a sentence gets the same judgment.
+        """
         if not summary_sentences or not source_sentences:
             return self.judge(source_sentences, summary_sentences, None, None)
-        return self.judge(
-            source_sentences, summary_sentences, self._source_vectors(source_sentences), self.encode(summary_sentences)
-        )
+        source_vectors, _ = self._document(source_sentences, speakers, vectors=True)
+        return self.judge(source_sentences, summary_sentences, source_vectors, self.encode(summary_sentences),
+                          speakers=speakers)
+
+    def findings(
+        self,
+        source_sentences: Sequence[str],
+        summary_sentences: Sequence[str],
+        source_vectors: np.ndarray,
+        summary_vectors: np.ndarray,
+        *,
+        speakers: Sequence[str] = (),
+    ) -> list[Findings]:
+        """What the checks found for each summary sentence, before the threshold (calibration sweeps it)."""
+        _, source = self._document(source_sentences, speakers, vectors=False)
+        similarities = similarity_matrix(summary_vectors, source_vectors)
+        return [inspect(source, sentence, row, checks=self.checks)
+                for sentence, row in zip(summary_sentences, similarities)]
 
     def judge(
         self,
@@ -97,25 +228,18 @@ class OfflineSimilarityBackend(ChatBackend):
         summary_sentences: Sequence[str],
         source_vectors: np.ndarray | None,
         summary_vectors: np.ndarray | None,
+        *,
+        speakers: Sequence[str] = (),
     ) -> list[SentenceJudgement]:
         """Label from vectors already computed, so that the assist pipeline embeds each document only once."""
         if not summary_sentences:
             return []
         if not source_sentences:
-            reason = "Offline similarity labeler: the document has no sentences to compare this sentence with."
+            reason = f"{PREFIX}the document has no sentences to compare this sentence with."
             return [SentenceJudgement(i, OUT_OF_ARTICLE, reason) for i in range(len(summary_sentences))]
-        similarities = similarity_matrix(summary_vectors, source_vectors)
-        best = similarities.argmax(axis=1)
         judgements = []
-        for index, source_index in enumerate(best):
-            score = float(similarities[index, source_index])
-            closest = f'the closest source sentence is S{source_index + 1} ("{quote(source_sentences[source_index])}")'
-            if score < self.threshold:
-                category = OUT_OF_ARTICLE
-                verdict = f"below the threshold {self.threshold:.2f}, so it may state something the document does not"
-            else:
-                category = NO_ERROR
-                verdict = f"at or above the threshold {self.threshold:.2f}"
-            reason = f"Offline similarity labeler (no LLM): {closest} with cosine similarity {score:.2f}, {verdict}."
+        for index, found in enumerate(self.findings(source_sentences, summary_sentences, source_vectors,
+                                                    summary_vectors, speakers=speakers)):
+            category, reason = decide(found, source_sentences, self.threshold)
             judgements.append(SentenceJudgement(index=index, category=category, reason=reason))
         return judgements

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from assist.config import DEFAULTS
+
 from .base import ChatBackend, Completion, Message, PermanentError, RateLimited, TransientError
 
 
@@ -57,7 +59,7 @@ class OpenAICompatibleBackend(ChatBackend):
         base_url: str,
         model: str,
         api_key: str = "",
-        timeout: float = 60.0,
+        timeout: float = DEFAULTS.llm_timeout,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not model:

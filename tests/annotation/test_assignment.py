@@ -5,12 +5,19 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, Hit, Label
+from annotation.models import Assignment, Hit, Label
+from annotation.selectors import available_hits
 from annotation.services.answers import InvalidAnswers, save_answers
-from annotation.services.assignment import (MissingAnswers, WorkRefused, available_hits, release_expired,
-                                            reserve_next_hit, return_assignment, submit_assignment)
+from annotation.services.assignment import (
+    MissingAnswers,
+    WorkRefused,
+    release_expired,
+    reserve_next_hit,
+    return_assignment,
+    submit_assignment,
+)
 from annotation.tasks import release_expired as release_expired_task
-from tests.work import answers_for, complete, crowd_annotator
+from tests.work import answers_for, complete, crowd_annotator, set_status
 
 pytestmark = pytest.mark.django_db
 
@@ -96,12 +103,17 @@ def test_answering_after_expiry_renews_the_reservation_while_a_place_is_free(cor
     assert Assignment.objects.get(pk=assignment.pk).has_expired()
 
 
-def test_paused_and_blocked_annotators_get_no_work(corpus):
+def test_paused_and_blocked_annotators_get_no_work(corpus, other_project):
     for status in ("paused", "blocked"):
-        worker = Annotator.objects.create(provider="mturk", external_id=status, status=status)
+        worker = crowd_annotator(status)
+        set_status(worker, corpus, status)
         with pytest.raises(WorkRefused, match=status):
             reserve_next_hit(worker, corpus, "fv")
     assert not Assignment.objects.exists()
+    # A status is the project's: blocked in another project, an annotator still works here.
+    elsewhere = crowd_annotator("elsewhere")
+    set_status(elsewhere, other_project, "blocked")
+    assert reserve_next_hit(elsewhere, corpus, "fv") is not None
 
 
 def test_a_submit_with_missing_answers_is_refused_listing_them(corpus):

@@ -4,8 +4,9 @@ from collections import Counter
 
 import pytest
 
-from annotation.models import Assignment, Hit, Project
+from annotation.models import Assignment, Hit
 from annotation.services.assignment import reserve_next_hit
+from corpus.models import Project
 from tests.work import build_all, complete, crowd_annotator, import_generated, import_small, race
 
 WORKERS = 20

@@ -4,9 +4,10 @@ while nobody has started them; the annotator then sees, and is asked, what that 
 import pytest
 from django.urls import reverse
 
-from annotation.models import Assistance, Hit
+from annotation.models import Hit
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
+from corpus.models import Assistance
 from tests.work import annotator_for, complete, crowd_annotator
 
 pytestmark = pytest.mark.django_db

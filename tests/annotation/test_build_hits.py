@@ -1,10 +1,11 @@
 """build_hits: HITs and units of the three tasks, key-fact validation settled by majority, display snapshots."""
 
 import pytest
-from assist.models import ContextualMapping, PreLabel
 
-from annotation.models import Hit, KeyFact, Task, Unit
+from annotation.models import Hit, Task, Unit
 from annotation.services.hits import build_hits, settle_keyfact_validation
+from assist.models import ContextualMapping, PreLabel
+from corpus.models import KeyFact
 from tests.work import add_assistance, build_all, crowd_annotator, import_small, work_through
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +101,7 @@ def test_it_snapshots_highlights_and_the_latest_ok_prelabel_of_the_configured_ba
     assert unit.highlighted == [1]
     assert unit.ai_category == "relation"
     assert unit.ai_reason == "The source says the pier is rebuilt, not demolished."
-    assert unit.ai_source == "Offline labeler (sentence similarity, not an LLM)"
+    assert unit.ai_source == "Offline labeler (similarity and rule checks, not an LLM)"
     settings.FINEGRAIN_LLM_BACKEND = "openai"
     build_hits(project, "fv")
     unit.refresh_from_db()
@@ -127,3 +128,24 @@ def test_assistance_computed_later_fills_units_nobody_has_labeled(project):
 def test_it_refuses_an_unknown_task(project):
     with pytest.raises(ValueError, match="Unknown task 'xx'"):
         build_hits(project, "xx")
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("task", ["fv", "kv"])
+def test_managers_building_the_same_hits_at_once_build_them_once_without_an_error(task):
+    # On PostgreSQL the second build used to reach the unique constraints after the first committed: IntegrityError.
+    from corpus.models import Project
+    from tests.work import import_generated, race
+
+    project = import_generated(Project.objects.create(slug="builders", name="Builders"), documents=20,
+                               summarizers=4)
+    results = race(lambda _: build_hits(project, task), range(3))
+    created = sorted(result.hits_created for result in results)
+    expected = 80 if task == "fv" else 20
+    assert created == [0, 0, expected]
+    assert Hit.objects.filter(project=project, task=task).count() == expected
+    per_hit = 3 if task == "fv" else 2
+    assert Unit.objects.filter(hit__project=project, task=task).count() == expected * per_hit
+    assert sorted(Hit.objects.filter(project=project, task=task).values_list("position", flat=True)) == \
+        list(range(expected))

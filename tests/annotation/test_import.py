@@ -1,4 +1,4 @@
-"""The import rules of issue 2, exercised through the management command with real files."""
+"""The import rules (README, "Importing a dataset"), exercised through the management command with real files."""
 
 import json
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.importing import DatasetError, import_dataset
-from annotation.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
+from corpus.importing import DatasetError, import_dataset
+from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
 SMALL_JSONL = FIXTURES / "small.jsonl"
@@ -244,3 +244,73 @@ def test_an_unknown_extension_is_refused(tmp_path):
     path = tmp_path / "data.txt"
     path.write_bytes(SMALL_JSONL.read_bytes())
     assert import_errors(path) == ["file: cannot tell the format of 'data.txt': use a .jsonl or .csv file"]
+
+
+# --- Text the database cannot store, values longer than their column, JSON nested too deeply. SQLite accepts the
+# first two and PostgreSQL refuses them at the write; the import must refuse them up front, the same on both.
+
+def test_nul_characters_and_lone_surrogates_are_refused_with_line_and_field(tmp_path):
+    items = rows()
+    items[0]["summary"] = "The council\x00 voted."
+    items[1]["uid"] = "t-news-1\ud800"
+    items[2]["pred_keyfact"] = ["A fine key-fact.", "A key-fact with \x00 in it."]
+    items[3]["reference\udc00"] = "x"
+    path = tmp_path / "unstorable.jsonl"
+    # ensure_ascii: the surrogates travel as "\ud800" escapes, the way a broken exporter writes them.
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    errors = import_errors(path)
+    assert errors == [
+        "line 1, field 'summary': contains a NUL character (\\x00) at character 12, which cannot be stored; "
+        "remove it",
+        "line 2, field 'uid': contains a lone surrogate (U+D800) at character 9, which is not valid Unicode; "
+        "check the escapes (\\uD800 to \\uDFFF come in pairs)",
+        "line 3, field 'pred_keyfact': item 2 contains a NUL character (\\x00) at character 17, which cannot be "
+        "stored; remove it",
+        "line 4: a field name contains a lone surrogate (U+DC00) at character 10, which is not valid Unicode; "
+        "check the escapes (\\uD800 to \\uDFFF come in pairs)",
+    ]
+    assert all(error.encode("utf-8") for error in errors)  # a page or a terminal can show every message
+    assert counts() == (0, 0, 0, 0, 0)
+
+
+def test_a_nul_character_in_a_csv_cell_is_refused(tmp_path):
+    path = tmp_path / "nul.csv"
+    path.write_text(SMALL_CSV.read_text().replace(",news,", ",ne\x00ws,", 1), encoding="utf-8")
+    errors = import_errors(path)
+    assert len(errors) == 1 and errors[0].startswith("line 2, field 'domain': contains a NUL character")
+    assert counts() == (0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(("name", "model", "column"), [
+    ("uid", Document, "uid"), ("doc_id", Document, "doc_id"), ("source", Document, "source"),
+    ("domain", Document, "domain"), ("redact_type", Document, "redact_type"), ("model", Summary, "model"),
+])
+def test_values_longer_than_their_column_are_refused_and_the_longest_that_fits_is_stored(
+        tmp_path, name, model, column):
+    limit = model._meta.get_field(column).max_length
+    items = rows()[:1]
+    items[0][name] = "x" * (limit + 1)
+    errors = import_errors(write_jsonl(tmp_path / "long.jsonl", items))
+    assert errors == [f"line 1, field '{name}': is {limit + 1:,} characters; the limit is {limit:,}"]
+    assert counts() == (0, 0, 0, 0, 0)
+    items[0][name] = "x" * limit
+    project = Project.objects.get(slug="alpha")
+    import_dataset(project=project, data=write_jsonl(tmp_path / "fits.jsonl", items).read_bytes(),
+                   filename="fits.jsonl")
+    assert model.objects.filter(**{column: "x" * limit}).count() == 1
+
+
+def test_json_nested_a_hundred_thousand_levels_deep_is_refused(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "deep.jsonl"
+    path.write_text(SMALL_JSONL.read_text() + '{"uid": ' + deep + "}\n" + deep + "\n", encoding="utf-8")
+    assert import_errors(path) == [
+        "line 5: not valid JSON: nested too deeply (a row is one JSON object of strings and lists of strings)",
+        "line 6: not valid JSON: nested too deeply (a row is one JSON object of strings and lists of strings)",
+    ]
+    csv_path = tmp_path / "deep.csv"  # 50,000 levels: a CSV cell holds at most 131,072 characters
+    csv_path.write_text(SMALL_CSV.read_text().replace('"[""The council voted 7-2.""', '"' + deep[50_000:-50_000], 1))
+    errors = import_errors(csv_path)
+    assert len(errors) == 1 and errors[0].endswith("field 'pred_keyfact': must be a JSON array of strings, "
+                                                   'e.g. ["a", "b"]')
+    assert counts() == (0, 0, 0, 0, 0)

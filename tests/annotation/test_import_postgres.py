@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from annotation.importing import DatasetError, import_dataset
-from annotation.models import Document, Project, Summary, SummarySentence
+from corpus.importing import DatasetError, import_dataset
+from corpus.models import Document, Project, Summary, SummarySentence
 
 SMALL_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl"
 

@@ -90,7 +90,8 @@ def test_the_hit_list_and_annotator_list(client, corpus, manager, annotator):
     assert annotator_for(annotator).pseudonym in html and "ann</td>" not in html
 
 
-def test_managers_build_hits_and_nobody_else_can(client, project, manager, annotator, outsider):
+def test_managers_build_hits_and_nobody_else_can(client, project, manager, annotator, outsider,
+                                                 django_capture_on_commit_callbacks):
     import_small(project)
     url = reverse("hits_build", args=["alpha"])
     client.force_login(annotator)
@@ -99,7 +100,9 @@ def test_managers_build_hits_and_nobody_else_can(client, project, manager, annot
     assert client.post(url, {"task": "fv"}).status_code == 404
     assert not Hit.objects.exists()
     client.force_login(manager)
-    response = client.post(url, {"task": "fv"}, follow=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(url, {"task": "fv"})
+    response = client.get(started.url)  # the progress page, once the build (here: in-process) is done
     assert "Fact verification: 4 new HITs with 6 units" in response.content.decode()
     response = client.post(url, {"task": "<b>bogus</b>"})
     assert response.status_code == 400

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotator, Assignment
-from tests.work import annotator_for, crowd_annotator, work_through
+from tests.work import annotator_for, crowd_annotator, set_status, work_through
 
 pytestmark = pytest.mark.django_db
 
@@ -79,8 +79,7 @@ def test_only_the_projects_annotators_can_take_work(client, corpus, manager, out
 
 
 def test_a_blocked_annotator_is_refused_with_a_reason(client, corpus, annotator):
-    annotator_for(annotator)
-    Annotator.objects.filter(user=annotator).update(status="blocked")
+    set_status(annotator_for(annotator), corpus, "blocked")
     client.force_login(annotator)
     response = client.post(reverse("work_next", args=["alpha", "fv"]))
     assert response.status_code == 403 and b"blocked" in response.content

@@ -8,12 +8,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.importing import import_dataset
-from annotation.models import Job, KeyFact, SummarySentence
 from assist import embeddings
 from assist.llm.registry import clear_backends
 from assist.models import ContextualMapping, DocumentEmbedding, KeyFactVote, PreLabel
-from assist.runs import assist_run_start
+from assist.runs import assist_start
+from corpus.importing import import_dataset
+from corpus.models import Job, KeyFact, SummarySentence
 
 from .conftest import chat_reply
 
@@ -70,7 +70,7 @@ def test_it_maps_every_target_and_prelabels_every_sentence(imported):
     assert ContextualMapping.objects.filter(keyfact__isnull=False).count() == KeyFact.objects.count() == 3
     labels = PreLabel.objects.all()
     assert labels.count() == 6 and {label.backend for label in labels} == {"offline-similarity"}
-    assert all(label.status == "ok" and label.reason.startswith("Offline similarity labeler") for label in labels)
+    assert all(label.status == "ok" and label.reason.startswith("Offline check (not an LLM): ") for label in labels)
 
 
 def test_the_offline_labeler_flags_what_the_document_does_not_say(imported):
@@ -80,7 +80,7 @@ def test_the_offline_labeler_flags_what_the_document_does_not_say(imported):
     run()
     labels = PreLabel.objects.filter(summary_sentence__summary__model="m-off-topic").order_by("summary_sentence__index")
     assert [label.category for label in labels] == ["no_error", "out_of_article"]
-    assert "closest source sentence is S" in labels[1].reason
+    assert "the closest is S" in labels[1].reason
 
 
 def test_each_document_is_embedded_once_and_reruns_skip_current_work(imported, encode_calls):
@@ -114,7 +114,7 @@ def test_a_new_highlight_fraction_remaps_without_reembedding(imported, encode_ca
 
 def test_the_job_row_records_progress(imported, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        job = assist_run_start(project=imported)  # tasks run in-process in tests
+        job = assist_start(project=imported)  # tasks run in-process in tests
     job.refresh_from_db()
     assert (job.status, job.progress, job.total) == ("done", 2, 2)
     assert job.result["mapped"] == 9 and job.result["prelabeled"] == 6
@@ -182,10 +182,10 @@ def test_the_manager_starts_a_run_and_follows_it(client, imported, manager, anno
     page = client.get(reverse("project_detail", args=["alpha"])).content.decode()
     assert "offline-similarity" in page and "It is not an LLM" in page
     assert "The offline backend cannot write key-facts" in page
-    status = client.get(reverse("assist_job", args=["alpha", job.pk]), HTTP_HX_REQUEST="true")
+    status = client.get(reverse("job_status", args=["alpha", job.pk]), HTTP_HX_REQUEST="true")
     assert status.status_code == 286 and b"Done" in status.content  # finished: htmx stops polling
     client.force_login(outsider)
-    assert client.get(reverse("assist_job", args=["alpha", job.pk])).status_code == 404
+    assert client.get(reverse("job_status", args=["alpha", job.pk])).status_code == 404
 
 
 def test_hallucinogenic_selection_marks_and_samples(imported, manager, client):
@@ -225,3 +225,16 @@ def test_llm_requests_for_a_documents_summaries_run_concurrently_as_set(imported
     # Each document has two summaries: sent together they arrive together, one after the other a second apart.
     gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
     assert (min(gaps) < 0.5) is overlapping, gaps
+
+
+def test_the_offline_labeler_accepts_a_dialogue_speaker_as_a_name(project):
+    row = {"uid": "meeting", "doc_id": "m1", "source": "Hand", "domain": "meeting", "input_type": "dialogue",
+           "model": "m",
+           "document": "Project Manager: Let's choose the case material.\n"
+                       "Industrial Designer: Titanium is too expensive for our budget of twelve euros.",
+           "summary": "The Industrial Designer ruled out titanium as too expensive for the twelve-euro budget."}
+    import_dataset(project=project, data=json.dumps(row).encode(), filename="meeting.jsonl")
+    run()
+    [label] = PreLabel.objects.all()
+    assert label.category == "no_error", label.reason  # "Industrial Designer" is only a speaker label.
+    assert "the document contains its 'Industrial' and 'Designer'" in label.reason

@@ -12,6 +12,7 @@ from assist.redaction import (
     Span,
     find_entities,
     redact,
+    redact_document_rows,
     redact_with_rules,
 )
 
@@ -121,3 +122,37 @@ def test_years_and_ranges_are_not_phone_numbers():
 
 def test_a_span_is_a_tuple():
     assert Span(0, 4, PLACE) == (0, 4, PLACE)
+
+
+def test_placeholders_already_in_the_text_are_not_reused():
+    text = "Book <PLACE_1> near Grantchester at <TIME_3>, then 10:00."
+    spans = [span(text, "Grantchester", PLACE)]
+
+    assert redact_with_rules(text, spans) == "Book <PLACE_1> near <PLACE_2> at <TIME_3>, then <TIME_4>."
+
+
+def test_one_documents_rows_share_one_map_and_the_sources_reading_wins_over_the_rules():
+    document = "Meet at TR4417 Plaza on Monday. TR4417 Plaza is by the station."
+    rows = [
+        {"uid": "d", "document": document, "reference": "A meeting on monday.", "model": "a",
+         "summary": "They meet at TR4417 Plaza on Monday.", "pred_keyfact": ["The meeting is at TR4417 Plaza."]},
+        {"uid": "d", "document": document, "reference": "A meeting on monday.", "model": "b",
+         "summary": "They meet on Tuesday at TR4417.", "pred_keyfact": ["The meeting is at TR4417 Plaza."]},
+    ]
+
+    redacted, replaced = redact_document_rows(rows, spans=[span(document, "TR4417 Plaza", PLACE)], rules=True)
+
+    assert redacted[0]["document"] == "Meet at <PLACE_1> on <DAY_1>. <PLACE_1> is by the station."
+    assert [row["reference"] for row in redacted] == ["A meeting on <DAY_1>."] * 2
+    assert [row["summary"] for row in redacted] == ["They meet at <PLACE_1> on <DAY_1>.",
+                                                    "They meet on <DAY_2> at <CODE_1>."]
+    assert [row["pred_keyfact"] for row in redacted] == [["The meeting is at <PLACE_1>."]] * 2
+    assert [row["redact_type"] for row in redacted] == ["redacted"] * 2
+    assert replaced == 9
+    assert rows[0]["document"] == document  # The given rows are left alone.
+
+
+def test_rows_with_nothing_to_replace_keep_their_redact_type():
+    rows = [{"uid": "d", "document": "Nothing here.", "model": "a", "summary": "Nothing.", "redact_type": ""}]
+
+    assert redact_document_rows(rows, rules=True) == (rows, 0)

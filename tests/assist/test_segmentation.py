@@ -1,7 +1,7 @@
 """Segmentation: exact substrings, speaker turns, abbreviations, placeholders."""
 
-from assist.segmentation import segment_document, segment_summary, split_turns
 from benchmarks.segmentation_gold import GOLD
+from corpus.segmentation import segment_document, segment_summary, split_turns
 
 
 def test_it_splits_each_hand_segmented_kind_exactly():

@@ -3,7 +3,7 @@
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Document
+from corpus.models import Document
 
 from .conftest import log_in, screenshot
 

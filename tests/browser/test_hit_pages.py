@@ -7,11 +7,12 @@ script in a text runs; screenshots of the three HIT pages and the manager's prog
 import json
 
 import pytest
-from assist.models import ContextualMapping, PreLabel
 
-from annotation.importing import import_dataset
-from annotation.models import Assignment, KeyFact, Label, Membership, Project
+from annotation.models import Assignment, Label
 from annotation.services.hits import build_hits
+from assist.models import ContextualMapping, PreLabel
+from corpus.importing import import_dataset
+from corpus.models import KeyFact, Membership, Project
 
 from .conftest import screenshot
 
@@ -225,8 +226,8 @@ def test_placeholders_and_markup_in_a_document_are_shown_as_text(watched, live_s
 def test_a_10000_word_document_moves_highlights_without_rerendering(watched, live_server, django_user_model):
     import random
 
-    from annotation.models import SummarySentence
     from annotation.services.assignment import reserve_next_hit
+    from corpus.models import SummarySentence
     from tests.work import annotator_for, import_generated
 
     project = import_generated(Project.objects.create(slug="long", name="Long"), documents=1, summarizers=1,

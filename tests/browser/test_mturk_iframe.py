@@ -17,13 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode
 
 import pytest
-from assist.models import ContextualMapping, PreLabel
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.importing import import_dataset
-from annotation.models import Assignment, CrowdBatch, CrowdClaim, CrowdHit, Label, Project
+from annotation.models import Assignment, CrowdBatch, CrowdClaim, CrowdHit, Label
 from annotation.services.hits import build_hits
+from assist.models import ContextualMapping, PreLabel
+from corpus.importing import import_dataset
+from corpus.models import Project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

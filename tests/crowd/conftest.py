@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.crowd.mturk import MTurkProvider
 from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit
-from tests.work import add_assistance, answers_for, build_all, import_small
+from tests.work import add_assistance, answers_for, build_all, import_small, qualify
 
 
 @pytest.fixture(autouse=True)
@@ -96,7 +96,7 @@ def submitted(corpus):
     hit = corpus.hits.filter(task="fv").order_by("position").first()
     CrowdHit.objects.create(batch=batch, hit=hit, request_token="t0", external_id=SUBMITTED_HIT,
                             published_at=timezone.now())
-    annotator = Annotator.objects.create(provider="mturk", external_id="A1WORKER", qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="mturk", external_id="A1WORKER"))
     assignment = Assignment.objects.create(hit=hit, annotator=annotator, expires_at=timezone.now(),
                                            status="submitted", submitted_at=timezone.now())
     CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="mturk", verified=True,

@@ -1,10 +1,10 @@
 """Responses for botocore's Stubber, shaped like MTurk's (the Stubber checks them against the service model)."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from botocore.stub import ANY
 
-NOW = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 
 
 def mturk_id(prefix: str, n: int) -> str:
@@ -12,8 +12,9 @@ def mturk_id(prefix: str, n: int) -> str:
 
 
 def expect_qualification_types(stubber, test_id="3TESTQUALIFICATIONTYPE000001",
-                               block_id="3BLOCKQUALIFICATIONTYPE00001"):
-    for qual_id, name in ((test_id, "finegrain summary annotation test"), (block_id, "finegrain blocked")):
+                               block_id="3BLOCKQUALIFICATIONTYPE00001", project="alpha"):
+    """The test qualification (one per requester) and `project`'s own "blocked" qualification."""
+    for qual_id, name in ((test_id, "finegrain summary annotation test"), (block_id, f"finegrain blocked ({project})")):
         stubber.add_response("create_qualification_type", {"QualificationType": {
             "QualificationTypeId": qual_id, "Name": name, "QualificationTypeStatus": "Active"}},
             {"Name": name, "QualificationTypeStatus": "Active", "Description": ANY,
@@ -29,9 +30,9 @@ def expect_hit_type(stubber, hit_type="3HITTYPE000000000000000000001"):
     return hit_type
 
 
-def expect_create_hit(stubber, hit_id: str, hit_type: str, token=ANY):
+def expect_create_hit(stubber, hit_id: str, hit_type: str, token=ANY, max_assignments: int = 3):
     stubber.add_response("create_hit_with_hit_type", {"HIT": {"HITId": hit_id, "HITTypeId": hit_type}}, {
-        "HITTypeId": hit_type, "MaxAssignments": 3, "LifetimeInSeconds": ANY, "Question": ANY,
+        "HITTypeId": hit_type, "MaxAssignments": max_assignments, "LifetimeInSeconds": ANY, "Question": ANY,
         "RequesterAnnotation": token, "UniqueRequestToken": token})
 
 
@@ -43,7 +44,7 @@ def assignment(assignment_id: str, hit_id: str, worker_id: str, status="Submitte
 def expect_add_place(stubber, hit_id: str, token=ANY, *, max_assignments: int = 3, expiration: datetime | None = None,
                      send: bool = True):
     """GetHIT (MaxAssignments, Expiration: a week ahead unless given), then one CreateAdditionalAssignmentsForHIT."""
-    expiration = expiration or datetime.now(timezone.utc) + timedelta(days=7)
+    expiration = expiration or datetime.now(UTC) + timedelta(days=7)
     stubber.add_response("get_hit", {"HIT": {"HITId": hit_id, "MaxAssignments": max_assignments,
                                              "Expiration": expiration, "HITStatus": "Reviewable"}},
                          {"HITId": hit_id})

@@ -9,8 +9,10 @@ from botocore.stub import ANY
 
 from annotation.crowd import outbox
 from annotation.models import Decision, LedgerEntry
-from annotation.quality.policy import grade_and_apply_policy, grade_override
-from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT, SUBMITTED_HIT as HIT
+from annotation.quality.policy import grade_and_apply_policy
+from annotation.services.grades import grade_override
+from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT
+from tests.crowd.conftest import SUBMITTED_HIT as HIT
 from tests.crowd.stubs import expect_add_place
 
 pytestmark = pytest.mark.django_db

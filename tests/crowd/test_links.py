@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotation.crowd.links import LINK_SALT, link_create, link_revoke, link_token
 from annotation.models import Annotator, Assignment, PrivateLink
 from tests.crowd.conftest import form_for
+from tests.work import qualify
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +29,9 @@ def open_link(link, browser=None):
 
 def test_a_link_opens_work_without_an_account(link):
     first = open_link(link)
-    assert first.status_code == 302 and reverse("work_screening") in first["Location"]  # screening first
-    Annotator.objects.filter(provider="link").update(qualified_at=timezone.now())
+    # screening first, the test of the link's project
+    assert first.status_code == 302 and reverse("work_screening", args=[link.project.slug]) in first["Location"]
+    qualify(Annotator.objects.get(provider="link"), link.project)
     response = open_link(link)
     assert response.status_code == 302 and "/work/hits/" in response["Location"]
     annotator = Annotator.objects.get(provider="link")
@@ -58,7 +60,7 @@ def test_a_revoked_expired_or_forged_link_is_refused(link):
 
 
 def test_a_revoked_link_stops_the_session_as_well(link):
-    Annotator.objects.create(provider="link", external_id=str(link.public_id), qualified_at=timezone.now())
+    qualify(Annotator.objects.create(provider="link", external_id=str(link.public_id)))
     link.annotator = Annotator.objects.get()
     link.save()
     response = open_link(link)
@@ -96,3 +98,23 @@ def test_others_cannot_create_or_revoke_links(corpus, annotator, outsider, clien
     client.logout()
     assert client.post(reverse("crowd_link_new", args=[corpus.slug]), {"task": "fv", "label": "y"}).status_code == 302
     assert PrivateLink.objects.count() == 1 and PrivateLink.objects.get().revoked_at is None
+
+
+def test_a_link_holder_takes_the_screening_test_of_the_links_project_only(link, other_project):
+    from annotation.quality.qualification import QUESTIONS
+
+    browser = Client(enforce_csrf_checks=True)
+    first = browser.get(reverse("crowd_link", args=[link_token(link)]))
+    screening = first["Location"]
+    token = screening.split("ct=")[1]
+    page = browser.get(screening)
+    assert page.status_code == 200 and b"3 attempts left" in page.content
+    # The session names its project: another project's test is nobody's business here.
+    assert browser.get(reverse("work_screening", args=[other_project.slug]), {"ct": token}).status_code == 404
+    right = {question.key: question.answer for question in QUESTIONS}
+    passed = browser.post(screening, {**right, "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})
+    assert passed.status_code == 200 and b"You passed the screening test" in passed.content
+    annotator = Annotator.objects.get(provider="link")
+    assert annotator.standing_in(link.project).qualified_at is not None
+    assert annotator.standing_in(other_project).qualified_at is None
+    assert "/work/hits/" in open_link(link)["Location"]

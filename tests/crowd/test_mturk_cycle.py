@@ -13,11 +13,10 @@ from django.urls import reverse
 from annotation.crowd import outbox
 from annotation.crowd.publishing import plan_publish, publish
 from annotation.crowd.sync import sync_project
-from annotation.models import Annotator, Assignment, CrowdClaim, Decision, LedgerEntry
+from annotation.models import Annotator, Assignment, Decision, LedgerEntry
 from tests.crowd.conftest import form_for
-from tests.crowd.stubs import assignment as remote, expect_add_place, expect_create_hit, expect_hit_type
-from tests.crowd.stubs import expect_qualification_types
-from tests.crowd.stubs import mturk_id
+from tests.crowd.stubs import assignment as remote
+from tests.crowd.stubs import expect_add_place, expect_create_hit, expect_hit_type, expect_qualification_types, mturk_id
 
 pytestmark = pytest.mark.django_db
 WORKERS = ["A1WORKERGOODONE", "A2WORKERGOODTWO", "A3WORKERCARELESS"]
@@ -69,10 +68,14 @@ def test_it_runs_the_whole_cycle(corpus, mturk):
     for n, worker in enumerate(WORKERS):
         work_in_iframe(batch, hit_ids[0], worker, n, passing=worker != "A3WORKERCARELESS")
     assert Assignment.objects.filter(status="submitted").count() == 3
-    # Nothing is paid or rejected on the page's word alone: the worker ids are not confirmed yet.
-    assert outbox.execute_pending(corpus, providers={("mturk", True): provider}) == {"pending": 7}
+    # Nothing follows from the page's word alone: the worker ids are not confirmed yet, so no decision exists, no
+    # worker is blocked, and nothing counts.
+    assert not Decision.objects.exists() and outbox.execute_pending(corpus, providers={("mturk", True): provider}) == {}
+    assert Annotator.objects.get(external_id="A3WORKERCARELESS").status_in(corpus) == "active"
+    assert not Assignment.objects.counted().exists()
 
-    # sync: ListAssignmentsForHIT, paginated, confirms the three workers.
+    # sync: ListAssignmentsForHIT, paginated, confirms the three workers; the policy then decides, worker by worker
+    # in the order MTurk lists them, and the outbox carries the decisions out in that order.
     page_one = [remote(mturk_id("3ASG", n), hit_ids[0], worker) for n, worker in enumerate(WORKERS[:2])]
     stubber.add_response("list_assignments_for_hit", {"Assignments": page_one, "NextToken": "page-2",
                                                       "NumResults": 2},
@@ -84,35 +87,33 @@ def test_it_runs_the_whole_cycle(corpus, mturk):
         stubber.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0},
                              {"HITId": hit_id, "MaxResults": 100, "AssignmentStatuses": ANY})
     sent_bonuses, approved = [], []
-    for decision in Decision.objects.filter(project=corpus, status="pending").order_by("created", "pk"):
-        claim = CrowdClaim.objects.filter(assignment__annotator=decision.annotator).get()
-        if decision.kind == "approve":
-            approved.append(claim.external_assignment_id)
-            stubber.add_response("approve_assignment", {}, {"AssignmentId": claim.external_assignment_id,
-                                                            "RequesterFeedback": ANY})
-        elif decision.kind == "reject":
-            stubber.add_response("reject_assignment", {}, {"AssignmentId": claim.external_assignment_id,
-                                                           "RequesterFeedback": ANY})
-        elif decision.kind == "bonus":
-            sent_bonuses.append(decision.amount_usd)
-            stubber.add_response("send_bonus", {}, {"WorkerId": claim.worker_id, "BonusAmount": "0.50",
-                                                    "AssignmentId": claim.external_assignment_id, "Reason": ANY,
-                                                    "UniqueRequestToken": ANY})
-        elif decision.kind == "extend":  # the careless worker's HIT gets one more assignment on MTurk
-            expect_add_place(stubber, claim.external_hit_id)
-        elif decision.kind == "block":
-            stubber.add_response("create_worker_block", {}, {"WorkerId": "A3WORKERCARELESS", "Reason": ANY})
-            stubber.add_response("associate_qualification_with_worker", {}, {
-                "QualificationTypeId": "3BLOCKQUALIFICATIONTYPE00001", "WorkerId": "A3WORKERCARELESS",
-                "IntegerValue": 1, "SendNotification": False})
-    assert sorted(Decision.objects.values_list("kind", flat=True)) == sorted(
-        ["approve", "approve", "bonus", "bonus", "reject", "extend", "block"])
+    for n, worker in enumerate(WORKERS[:2]):  # approve, then the bonus of a run of one good HIT
+        approved.append(mturk_id("3ASG", n))
+        stubber.add_response("approve_assignment", {}, {"AssignmentId": mturk_id("3ASG", n),
+                                                        "RequesterFeedback": ANY})
+        sent_bonuses.append(Decimal("0.50"))
+        stubber.add_response("send_bonus", {}, {"WorkerId": worker, "BonusAmount": "0.50",
+                                                "AssignmentId": mturk_id("3ASG", n), "Reason": ANY,
+                                                "UniqueRequestToken": ANY})
+    stubber.add_response("reject_assignment", {}, {"AssignmentId": mturk_id("3ASG", 2), "RequesterFeedback": ANY})
+    expect_add_place(stubber, hit_ids[0])  # the careless worker's HIT gets one more assignment on MTurk
+    # The block is the project's own qualification (no requester-wide CreateWorkerBlock).
+    stubber.add_response("associate_qualification_with_worker", {}, {
+        "QualificationTypeId": "3BLOCKQUALIFICATIONTYPE00001", "WorkerId": "A3WORKERCARELESS",
+        "IntegerValue": 1, "SendNotification": False})
 
     result = sync_project(corpus, providers={("mturk", True): provider})
 
-    assert result.verified == 3 and result.flagged == []
+    assert result.verified == 3 and result.flagged == [] and result.discarded == []
+    assert sorted(Decision.objects.values_list("kind", flat=True)) == sorted(
+        ["approve", "approve", "bonus", "bonus", "reject", "extend", "block"])
     assert not Decision.objects.filter(status__in=["pending", "failed"]).exists()  # the outbox is empty
-    assert Annotator.objects.get(external_id="A3WORKERCARELESS").status == "blocked"
+    assert Annotator.objects.get(external_id="A3WORKERCARELESS").status_in(corpus) == "blocked"
+    assert Assignment.objects.counted().count() == 2
+    # Every decision cites the confirmed submission(s) it rests on.
+    for decision in Decision.objects.all():
+        cited = list(decision.rests_on.all())
+        assert cited and all(assignment.confirmed_at is not None for assignment in cited)
     # The ledger balances: what MTurk was told to pay, plus its 20% fee, is what the ledger holds.
     reward = batch.reward_usd
     expected = len(approved) * (reward + (reward * Decimal("0.20")).quantize(Decimal("0.01"))) + sum(

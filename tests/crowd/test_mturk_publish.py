@@ -9,7 +9,7 @@ from botocore.stub import ANY
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.crowd.base import AlreadyDone, ProviderError, TransientError
+from annotation.crowd.base import AlreadyDone, ProviderError, ProviderTransientError
 from annotation.crowd.mturk import check_params, request_token
 from annotation.crowd.publishing import plan_publish, publish
 from annotation.models import CrowdBatch, CrowdHit, ProviderResource
@@ -28,7 +28,7 @@ def test_it_resumes_a_crashed_publish_without_duplicates(corpus, mturk):
     # MTurk created the second HIT but the answer never arrived.
     stubber.add_client_error("create_hit_with_hit_type", service_error_code="ServiceFault",
                              service_message="Service unavailable", http_status_code=500)
-    with pytest.raises(TransientError):
+    with pytest.raises(ProviderTransientError):
         publish(plan=plan, provider=provider)
     batch = CrowdBatch.objects.get()
     assert batch.status == "publishing"
@@ -84,13 +84,13 @@ def test_it_checks_what_the_service_model_does_not(params):
 def test_it_maps_mturk_errors(mturk):
     provider, stubber = mturk
     stubber.add_client_error("get_account_balance", service_error_code="ServiceFault", http_status_code=500)
-    with pytest.raises(TransientError):
+    with pytest.raises(ProviderTransientError):
         provider.call("get_account_balance")
     stubber.add_client_error("get_account_balance", service_error_code="RequestError", service_message="No.",
                              http_status_code=400, modeled_fields={"TurkErrorCode": "AWS.MechanicalTurk.Denied"})
     with pytest.raises(ProviderError) as refused:
         provider.call("get_account_balance")
-    assert refused.value.code == "AWS.MechanicalTurk.Denied" and not isinstance(refused.value, TransientError)
+    assert refused.value.code == "AWS.MechanicalTurk.Denied" and not isinstance(refused.value, ProviderTransientError)
 
 
 def test_a_repeated_bonus_token_is_already_paid(mturk):
@@ -133,7 +133,7 @@ def test_it_notifies_at_most_100_workers_a_call_and_expires_and_extends(corpus, 
     stubber.add_response("update_expiration_for_hit", {}, {"HITId": mturk_id("3HIT", 9), "ExpireAt": ANY})
     stubber.add_response("update_expiration_for_hit", {}, {"HITId": mturk_id("3HIT", 9), "ExpireAt": ANY})
     provider.expire(batch)
-    provider.extend(batch, hours=24)
+    provider.extend_expiry(batch, hours=24)
 
 
 def test_the_dry_run_prints_what_would_be_created_and_its_cost(corpus):
@@ -175,3 +175,22 @@ def test_publish_refuses_plain_http_for_mturk(corpus, settings):
     with pytest.raises(CommandError, match="HTTPS"):
         call_command("publish", project=corpus.slug, task="fv", provider="mturk", sandbox=True, yes=True,
                      stdout=StringIO(), stderr=StringIO())
+
+
+def test_each_project_blocks_with_its_own_qualification_and_never_requester_wide(corpus, other_project, mturk):
+    """A block keeps the worker from the blocking project's HITs only: each project's HIT types require that the
+    worker lacks the project's own "blocked" qualification; no CreateWorkerBlock (it covers every HIT we publish)."""
+    provider, stubber = mturk
+    for project, qualification in ((corpus, "3BLOCKALPHA00000000000000001"), (other_project, "3BLOCKBETA000000000001")):
+        name = f"finegrain blocked ({project.slug})"
+        stubber.add_response("create_qualification_type", {"QualificationType": {
+            "QualificationTypeId": qualification, "Name": name, "QualificationTypeStatus": "Active"}},
+            {"Name": name, "QualificationTypeStatus": "Active", "Description": ANY})
+        stubber.add_response("associate_qualification_with_worker", {}, {
+            "QualificationTypeId": qualification, "WorkerId": "A1WORKER", "IntegerValue": 1,
+            "SendNotification": False})
+        assert provider.block(worker_id="A1WORKER", reason="Failed checks", project=project)["qualification"] == (
+            qualification)
+    stubber.add_response("disassociate_qualification_from_worker", {}, {
+        "QualificationTypeId": "3BLOCKBETA000000000001", "WorkerId": "A1WORKER", "Reason": "Appeal"})
+    provider.unblock(worker_id="A1WORKER", reason="Appeal", project=other_project)  # alpha's block stays

@@ -15,7 +15,9 @@ from annotation.crowd import outbox
 from annotation.crowd.sync import sync_project
 from annotation.models import Annotator, CrowdBatch, CrowdClaim, CrowdHit, Decision, LedgerEntry
 from annotation.services.assignment import reserve_next_hit
-from tests.crowd.stubs import assignment as remote, expect_add_place
+from tests.crowd.stubs import assignment as remote
+from tests.crowd.stubs import expect_add_place
+from tests.work import qualify
 
 pytestmark = pytest.mark.django_db
 HIT = "3HIT" + "0" * 26
@@ -27,7 +29,7 @@ def claim(corpus):
                                       reward_usd=Decimal("0.40"), assignments_per_hit=3)
     hit = corpus.hits.filter(task="fv").order_by("position").first()
     CrowdHit.objects.create(batch=batch, hit=hit, request_token="t0", external_id=HIT, published_at=timezone.now())
-    annotator = Annotator.objects.create(provider="mturk", external_id="A1WORKER", qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="mturk", external_id="A1WORKER"))
     from annotation.models import Assignment
 
     assignment = Assignment.objects.create(hit=hit, annotator=annotator, expires_at=timezone.now(),
@@ -111,7 +113,7 @@ def test_sync_crowd_refuses_an_unknown_project_and_reports(corpus):
 
 
 def test_reservations_the_provider_never_received_are_released(corpus):
-    annotator = Annotator.objects.create(provider="mturk", external_id="A5GONE", qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="mturk", external_id="A5GONE"))
     from annotation.models import Assignment
 
     hit = corpus.hits.filter(task="fv").first()
@@ -119,3 +121,36 @@ def test_reservations_the_provider_never_received_are_released(corpus):
     assert reserve_next_hit  # the pool logic is the annotation service's
     assert sync_project(corpus).released == 1
     assert Assignment.objects.get(annotator=annotator).status == "expired"
+
+
+def test_a_decision_is_carried_out_only_while_what_it_rests_on_is_confirmed(claim, mturk):
+    from annotation.models import Assignment
+
+    provider, _ = mturk  # no response queued: any call to MTurk would fail the test
+    providers = {("mturk", True): provider}
+    Assignment.objects.filter(pk=claim.assignment_id).update(confirmed_at=None)  # MTurk has not confirmed it yet
+    block = Decision.objects.create(project=claim.batch.project, annotator=claim.assignment.annotator, kind="block",
+                                    idempotency_key="block:test", reason="Failed checks")
+    block.rests_on.set([claim.assignment])
+    assert outbox.execute_decision(block.pk, providers=providers) == "pending"
+    assert Decision.objects.get(pk=block.pk).attempts == 0
+    Assignment.objects.filter(pk=claim.assignment_id).update(status="discarded")  # MTurk does not know it
+    assert outbox.execute_decision(block.pk, providers=providers) == "cancelled"
+    assert "does not know" in Decision.objects.get(pk=block.pk).last_error
+    assert claim.assignment.annotator.status_in(claim.batch.project) == "active"
+
+
+def test_a_claim_the_provider_gives_to_another_worker_is_discarded_with_its_decisions(claim, mturk):
+    from annotation.models import Assignment
+
+    provider, stubber = mturk
+    Assignment.objects.filter(pk=claim.assignment_id).update(confirmed_at=None)
+    decision = approve_decision(claim)
+    decision.rests_on.set([claim.assignment])
+    stubber.add_response("list_assignments_for_hit", {"Assignments": [remote("3ASG1", HIT, "A9REALWORKER")]},
+                         {"HITId": HIT, "MaxResults": 100, "AssignmentStatuses": ANY})
+    result = sync_project(claim.batch.project, providers={("mturk", True): provider})
+    assert result.discarded == ["3ASG1"] and any("A9REALWORKER" in flag for flag in result.flagged)
+    assignment = Assignment.objects.get(pk=claim.assignment_id)
+    assert assignment.status == "discarded" and "A9REALWORKER" in assignment.discarded_reason
+    assert Decision.objects.get(pk=decision.pk).status == "cancelled" and not LedgerEntry.objects.exists()

@@ -4,7 +4,7 @@ the HIT; Prolific frees the place of a rejected submission by itself and, for on
 place on the study (the loopback server checks the request). An override to pass before it is carried out
 withdraws it; what MTurk refuses (an expired HIT, the 10-assignment fee line) fails for a person, in words."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -16,12 +16,16 @@ from annotation.crowd.mturk import request_token
 from annotation.crowd.prolific import ProlificProvider
 from annotation.crowd.sync import sync_project
 from annotation.models import Annotator, Assignment, CrowdClaim, Decision, LedgerEntry
-from annotation.quality.policy import grade_and_apply_policy, grade_override
-from annotation.services.assignment import available_hits
-from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT, SUBMITTED_HIT as HIT
-from tests.crowd.stubs import assignment as remote, expect_add_place, mturk_id
+from annotation.quality.policy import grade_and_apply_policy
+from annotation.selectors import available_hits
+from annotation.services.grades import grade_override
+from tests.crowd.conftest import SUBMITTED_ASSIGNMENT as ASSIGNMENT
+from tests.crowd.conftest import SUBMITTED_HIT as HIT
+from tests.crowd.stubs import assignment as remote
+from tests.crowd.stubs import expect_add_place, mturk_id
 from tests.crowd.test_mturk_cycle import publish_fv, work_in_iframe
 from tests.crowd.test_prolific import CARELESS, SESSIONS, STUDY, prolific, verified_submission  # noqa: F401
+from tests.work import qualify
 
 pytestmark = pytest.mark.django_db
 WORKERS = ["A1WORKERGOODONE", "A2WORKERGOODTWO", "A3WORKERCARELESS", "A4WORKERFOURTH"]
@@ -71,7 +75,7 @@ def test_a_failed_mturk_worker_gets_a_fourth_worker_through_one_added_assignment
     assert place.provider_response["max_before"] == 3 and place.provider_response["max_assignments"] == 4
     assert not LedgerEntry.objects.filter(decision=place).exists()  # a place is not money
     # The place MTurk now offers is the one given back here.
-    fourth = Annotator.objects.create(provider="mturk", external_id=WORKERS[3], qualified_at=dj_timezone.now())
+    fourth = qualify(Annotator.objects.create(provider="mturk", external_id=WORKERS[3]))
     assert hit in available_hits(fourth, corpus, "fv")
     again = work_in_iframe(batch, hit_ids[0], WORKERS[3], 3, passing=True)
     assert again.hit == hit
@@ -88,8 +92,8 @@ def test_a_failed_mturk_worker_gets_a_fourth_worker_through_one_added_assignment
     assert result.verified == 4 and result.graded == 1 and result.decisions == {"done": 1}
     assert Assignment.objects.filter(hit=hit).counted().count() == corpus.annotators_per_unit
     assert Decision.objects.filter(kind="extend").count() == 1  # no second place, no second call
-    assert hit not in available_hits(Annotator.objects.create(provider="mturk", external_id="A5LATE",
-                                                              qualified_at=dj_timezone.now()), corpus, "fv")
+    late = qualify(Annotator.objects.create(provider="mturk", external_id="A5LATE"))
+    assert hit not in available_hits(late, corpus, "fv")
 
 
 def test_in_house_work_needs_no_place_on_a_provider(submitted, django_user_model):
@@ -163,7 +167,7 @@ def test_a_repeated_request_token_is_already_done(submitted, mturk):
     provider, stubber = mturk
     place = place_decision(submitted)
     stubber.add_response("get_hit", {"HIT": {"HITId": HIT, "MaxAssignments": 3,
-                                             "Expiration": datetime.now(timezone.utc) + timedelta(days=2)}},
+                                             "Expiration": datetime.now(UTC) + timedelta(days=2)}},
                          {"HITId": HIT})
     stubber.add_client_error("create_additional_assignments_for_hit", service_error_code="RequestError",
                              http_status_code=400, service_message="The HIT extension already exists for this "
@@ -179,7 +183,7 @@ def test_a_repeated_request_token_is_already_done(submitted, mturk):
 def test_an_expired_hit_fails_for_a_person(submitted, mturk):
     provider, stubber = mturk
     place = place_decision(submitted)
-    expect_add_place(stubber, HIT, expiration=datetime.now(timezone.utc) - timedelta(hours=2), send=False)
+    expect_add_place(stubber, HIT, expiration=datetime.now(UTC) - timedelta(hours=2), send=False)
 
     assert outbox.execute_decision(place.pk, providers=mturk_providers(provider)) == "failed"
 

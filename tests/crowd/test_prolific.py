@@ -17,6 +17,7 @@ from annotation.crowd.sync import sync_project
 from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry
 from tests.crowd.conftest import form_for
 from tests.crowd.prolific_server import ProlificServer, start
+from tests.work import qualify
 
 pytestmark = pytest.mark.django_db
 STUDY = "60f6acb180a5ff0e2f2e7c11"
@@ -41,6 +42,9 @@ def publish_study(corpus, prolific):
     prolific.route("POST", "/api/v1/studies/", "study_create.json", 201)
     prolific.route("GET", f"/api/v1/studies/{STUDY}/", "study_get.json")
     prolific.route("POST", f"/api/v1/studies/{STUDY}/transition/", "study_transition_publish.json")
+    # Each participant's session as Prolific reports it when they arrive (anything else is a 404).
+    prolific.route("GET", f"/api/v1/submissions/{SESSIONS[GOOD]}/", "submission_active.json")
+    prolific.route("GET", f"/api/v1/submissions/{SESSIONS[CARELESS]}/", "submission_active_2.json")
     plan = plan_publish(project=corpus, task="fv", provider="prolific")
     return publish(plan=plan, provider=ProlificProvider())
 
@@ -73,9 +77,9 @@ def test_it_runs_a_study_from_publication_to_payment(corpus, prolific):
 
     # An unscreened participant is sent to the screening test first (annotation/quality).
     first = arrive(batch, GOOD)
-    assert first.status_code == 302 and reverse("work_screening") in first["Location"]
-    Annotator.objects.create(provider="prolific", external_id=CARELESS)
-    Annotator.objects.filter(provider="prolific").update(qualified_at=timezone.now())
+    assert first.status_code == 302 and reverse("work_screening", args=[corpus.slug]) in first["Location"]
+    qualify(Annotator.objects.create(provider="prolific", external_id=CARELESS))
+    qualify(Annotator.objects.get(provider="prolific", external_id=GOOD))
     for participant in (GOOD, CARELESS):
         response = arrive(batch, participant)
         assert response.status_code == 302 and "/work/hits/" in response["Location"]
@@ -126,7 +130,7 @@ def test_it_runs_a_study_from_publication_to_payment(corpus, prolific):
 
 def test_an_uncertain_bonus_payment_is_never_sent_twice(corpus, prolific):
     batch = publish_study(corpus, prolific)
-    annotator = Annotator.objects.create(provider="prolific", external_id=GOOD, qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="prolific", external_id=GOOD))
     response = arrive(batch, GOOD)
     assert response.status_code == 302
     claim = Assignment.objects.get(annotator=annotator).crowd_claim
@@ -149,21 +153,21 @@ def test_a_participant_of_another_study_is_refused(corpus, prolific):
 
 
 def test_server_errors_are_transient_and_client_errors_are_not(corpus, prolific):
-    from annotation.crowd.base import ProviderError, TransientError
+    from annotation.crowd.base import ProviderError, ProviderTransientError
 
     provider = ProlificProvider()
     prolific.route("GET", "/api/v1/studies/broken/", None, 503)
-    with pytest.raises(TransientError):
+    with pytest.raises(ProviderTransientError):
         provider.call("GET", "/api/v1/studies/broken/")
     with pytest.raises(ProviderError) as refused:
         provider.call("GET", "/api/v1/studies/missing/")
-    assert refused.value.code == "404" and not isinstance(refused.value, TransientError)
+    assert refused.value.code == "404" and not isinstance(refused.value, ProviderTransientError)
     assert CrowdBatch.objects.count() == 0
 
 
 def verified_submission(corpus, prolific, participant=CARELESS):
     batch = publish_study(corpus, prolific)
-    annotator = Annotator.objects.create(provider="prolific", external_id=participant, qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="prolific", external_id=participant))
     assert arrive(batch, participant).status_code == 302
     assignment = Assignment.objects.get(annotator=annotator)
     Assignment.objects.filter(pk=assignment.pk).update(status="submitted", submitted_at=timezone.now())
@@ -174,7 +178,8 @@ def verified_submission(corpus, prolific, participant=CARELESS):
 
 
 def test_an_approval_after_a_sent_rejection_reverses_it_first(corpus, prolific, manager):
-    from annotation.quality.policy import grade_and_apply_policy, grade_override
+    from annotation.quality.policy import grade_and_apply_policy
+    from annotation.services.grades import grade_override
 
     batch, assignment = verified_submission(corpus, prolific)
     transition = f"/api/v1/submissions/{SESSIONS[CARELESS]}/transition/"
@@ -198,7 +203,8 @@ def test_an_approval_after_a_sent_rejection_reverses_it_first(corpus, prolific, 
 
 
 def test_a_rejection_prolific_will_not_reverse_fails_for_a_person(corpus, prolific, manager):
-    from annotation.quality.policy import grade_and_apply_policy, grade_override
+    from annotation.quality.policy import grade_and_apply_policy
+    from annotation.services.grades import grade_override
 
     batch, assignment = verified_submission(corpus, prolific)
     transition = f"/api/v1/submissions/{SESSIONS[CARELESS]}/transition/"

@@ -1,4 +1,4 @@
-"""Publishing through the crowd queue, in-process against the Stubber: `publish_start` writes one row per HIT and
+"""Publishing through the crowd queue, in-process against the Stubber: `publish_queue` writes one row per HIT and
 queues one task each; a task delivered twice creates nothing twice; beat re-queues only rows pending long after
 their task was queued; a refused HIT waits for a person, and running publish again retries it.
 
@@ -12,10 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from annotation.crowd.base import TransientError
-from annotation.crowd.publishing import plan_publish, publish, publish_start, publishing_requeue
+from annotation.crowd.base import ProviderTransientError
+from annotation.crowd.publishing import plan_publish, publish, publish_queue, publishing_requeue
 from annotation.crowd.tasks import publish_hit
-from annotation.models import CrowdBatch, CrowdHit, Job
+from annotation.models import CrowdBatch, CrowdHit
+from corpus.models import Job
 from tests.crowd.stubs import expect_create_hit, expect_hit_type, expect_qualification_types, mturk_id
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +42,7 @@ def test_it_queues_one_task_per_hit_and_a_repeated_task_creates_nothing(corpus, 
     job = Job.objects.create(project=corpus, kind="crowd_publish")
 
     with django_capture_on_commit_callbacks(execute=True) as queued:
-        batch = publish_start(plan=plan, job=job)  # the tasks run in-process here (no broker)
+        batch = publish_queue(plan=plan, job=job)  # the tasks run in-process here (no broker)
 
     assert len(queued) == 1 and CrowdHit.objects.filter(batch=batch, queued_at__isnull=False).count() == 4
     batch.refresh_from_db()
@@ -57,7 +58,7 @@ def test_it_queues_one_task_per_hit_and_a_repeated_task_creates_nothing(corpus, 
 def test_beat_requeues_only_stale_rows_and_a_refused_hit_waits_for_a_person(corpus, stubbed, settings):
     provider, stubber = stubbed
     plan = plan_publish(project=corpus, task="fv", provider="mturk", sandbox=True)
-    batch = publish_start(plan=plan)  # never committed in this test: the queued messages are "lost"
+    batch = publish_queue(plan=plan)  # never committed in this test: the queued messages are "lost"
     job = Job.objects.create(project=corpus, kind="crowd_publish", status="running", total=4)
     CrowdBatch.objects.filter(pk=batch.pk).update(job=job)
     assert publishing_requeue() == {"requeued": 0, "finished": 0}  # queued a moment ago: not lost yet
@@ -99,7 +100,7 @@ def test_the_command_resumes_an_interrupted_publication(corpus, stubbed):
     expect_create_hit(stubber, mturk_id("3HIT", 0), hit_type)
     stubber.add_client_error("create_hit_with_hit_type", service_error_code="ServiceFault", http_status_code=500)
     plan = plan_publish(project=corpus, task="fv", provider="mturk", sandbox=True)
-    with pytest.raises(TransientError):  # MTurk's answer for the 2nd HIT never came
+    with pytest.raises(ProviderTransientError):  # MTurk's answer for the 2nd HIT never came
         publish(plan=plan, provider=provider)
     for n in (1, 2, 3):
         expect_create_hit(stubber, mturk_id("3HIT", n), hit_type)

@@ -5,11 +5,11 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry
 from annotation.services.assignment import reserve_next_hit
 from tests.crowd.conftest import form_for
+from tests.work import qualify
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +20,7 @@ def worker(corpus):
     from annotation.services.answers import read_form, save_answers
     from annotation.services.assignment import submit_assignment
 
-    annotator = Annotator.objects.create(provider="prolific", external_id="5f1e0000000000000000cccc",
-                                         qualified_at=timezone.now())
+    annotator = qualify(Annotator.objects.create(provider="prolific", external_id="5f1e0000000000000000cccc"))
     batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="prolific", status="published",
                                       reward_usd=Decimal("0.40"), assignments_per_hit=3, external_id="study1")
     assignment = reserve_next_hit(annotator, corpus, "fv")
@@ -47,15 +46,16 @@ def test_the_crowd_page_shows_batches_and_spend(corpus, manager, client, worker)
     assert b"total 0.00 USD" in response.content and worker.pseudonym.encode() in response.content
 
 
-def test_the_publish_page_is_a_dry_run_until_confirmed(corpus, manager, client):
+def test_the_publish_page_is_a_dry_run_until_confirmed(corpus, manager, client, django_capture_on_commit_callbacks):
     client.force_login(manager)
     response = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "mturk",
                                                                          "sandbox": "1"})
     assert response.status_code == 200 and b"dry run" in response.content and b"USD" in response.content
     unconfirmed = client.post(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "link"})
     assert unconfirmed.status_code == 302 and not CrowdBatch.objects.exists()
-    confirmed = client.post(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "link",
-                                                                          "confirm": "yes"})
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmed = client.post(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "link",
+                                                                              "confirm": "yes"})
     assert confirmed.status_code == 302
     batch = CrowdBatch.objects.get()
     assert batch.provider == "link" and batch.status == "published" and batch.crowd_hits.count() == 4
@@ -95,3 +95,37 @@ def test_annotators_outsiders_and_strangers_are_refused(corpus, annotator, outsi
     assert client.post(decide, {"kind": "block", "reason": "x", "nonce": "z"}).status_code == 403
     assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()
     assert not LedgerEntry.objects.exists() and Assignment.objects.count() == 1
+
+
+def test_a_worker_with_several_assignments_has_one_page_and_takes_manual_decisions(
+        corpus, manager, client, worker, django_capture_on_commit_callbacks):
+    """The page and the decision form find the worker once, however many assignments they hold in the project."""
+    from annotation.services.answers import read_form, save_answers
+    from annotation.services.assignment import submit_assignment
+
+    batch = CrowdBatch.objects.get()
+    second = reserve_next_hit(worker, corpus, "fv")
+    CrowdClaim.objects.create(assignment=second, batch=batch, provider="prolific", external_assignment_id="s2",
+                              worker_id=worker.external_id)
+    save_answers(assignment=second, answers=read_form(_QueryDict(form_for(second)), list(second.hit.units.all())))
+    submit_assignment(assignment=second)
+    assert Assignment.objects.filter(annotator=worker, status="submitted").count() == 2
+    client.force_login(manager)
+    page = client.get(reverse("crowd_worker", args=[corpus.slug, worker.public_id]))
+    assert page.status_code == 200 and page.content.count(b'id="assignment-') == 2
+    with django_capture_on_commit_callbacks(execute=False):  # recorded, not carried out (no provider here)
+        response = client.post(reverse("crowd_decide", args=[corpus.slug, worker.public_id]), {
+            "kind": "extend", "assignment": str(second.public_id), "reason": "One more annotator", "nonce": "n9"})
+    assert response.status_code == 302
+    decision = Decision.objects.get(idempotency_key__startswith="manual:extend")
+    assert decision.assignment == second and list(decision.rests_on.all()) == [second]
+
+
+def test_a_manual_decision_waits_for_the_provider_to_confirm_the_submission(corpus, manager, client, worker):
+    claimed = Assignment.objects.get(annotator=worker)
+    Assignment.objects.filter(pk=claimed.pk).update(confirmed_at=None)  # an arrival Prolific could not confirm
+    client.force_login(manager)
+    response = client.post(reverse("crowd_decide", args=[corpus.slug, worker.public_id]), {
+        "kind": "reject", "assignment": str(claimed.public_id), "reason": "Careless", "nonce": "n10"}, follow=True)
+    assert b"has not confirmed this submission" in response.content
+    assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()

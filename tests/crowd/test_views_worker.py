@@ -64,7 +64,9 @@ def test_accepting_binds_the_claim_to_a_signed_token(batch):
     assert (claim.worker_id, claim.external_assignment_id, claim.submit_to) == ("A1WORKER", "3ASG1", SANDBOX)
     data = signing.loads(token_of(response), salt=SESSION_SALT)
     assert data["a"] == str(claim.assignment.public_id) and not claim.verified
-    assert claim.assignment.annotator.qualified_at is not None  # MTurk enforced the test qualification
+    # A claim until MTurk confirms it on sync: nothing counts yet, and no screening pass is recorded on its word.
+    assert claim.assignment.confirmed_at is None
+    assert claim.assignment.annotator.standing_in(batch.project).qualified_at is None
 
 
 @pytest.mark.parametrize("change", [

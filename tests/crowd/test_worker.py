@@ -7,8 +7,9 @@ import pytest
 from django.db import transaction
 
 from annotation.crowd.tasks import enqueue
-from annotation.models import Annotator, Decision, Project
+from annotation.models import Annotator, Decision
 from config.celery_app import app
+from corpus.models import Project
 
 from ..worker import celery_worker, purge_queues, worker_log
 
@@ -37,4 +38,4 @@ def test_a_crowd_worker_carries_out_a_queued_decision():
     finally:
         app.conf.task_always_eager = True
     assert decision.status == "done" and decision.attempts == 1, log
-    assert Annotator.objects.get(pk=annotator.pk).status == "blocked"
+    assert annotator.status_in(project) == "blocked"

@@ -5,7 +5,6 @@ The schema is vendored in tests/fixtures/compose-spec/ (see SOURCE.md there): no
 
 import json
 import re
-from pathlib import Path
 
 import jsonschema
 import pytest

@@ -16,7 +16,7 @@ def test_it_reports_every_check_ok(client, settings):
     body = response.json()
     assert body["status"] == "ok"
     assert body["checks"]["database"] == {"status": "ok"}
-    expected_mode = "redis" if settings.CELERY_BROKER_URL.startswith("redis") else "in-process"
+    expected_mode = "redis" if settings.CELERY_BROKER_URL.startswith("redis") else "embedded"
     assert body["checks"]["broker"] == {"status": "ok", "mode": expected_mode}
     model = body["checks"]["embedding_model"]
     assert model["status"] == "ok" and model["source"] == "bundled"

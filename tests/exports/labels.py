@@ -2,8 +2,8 @@
 
 from django.utils import timezone
 
-from annotation.models import (Annotator, Assignment, AttentionCheck, Document, Grade, Hit, Label, Project, Summary,
-                               SummarySentence, Task, Unit)
+from annotation.models import Annotator, Assignment, AttentionCheck, Grade, Hit, Label, Task, Unit
+from corpus.models import Document, Project, Summary, SummarySentence
 
 
 def fv_units(project: Project, n_units: int, *, domain: str = "news") -> tuple[Hit, list[Unit]]:

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from exports.models import EvaluatorScore
+from assist.models import EvaluatorScore
 
 from .labels import annotate, fv_units
 

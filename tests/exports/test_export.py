@@ -6,7 +6,8 @@ from collections import defaultdict
 
 import pytest
 
-from annotation.models import Annotator, KeyFact, Label, Project
+from annotation.models import Annotator, Label
+from corpus.models import KeyFact, Project
 from exports import aggregation
 from exports.aggregation import RELEASE_FIELDS
 from exports.export import ExportOptions, export_benchmark

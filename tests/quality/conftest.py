@@ -1,6 +1,6 @@
 import pytest
 
-from annotation.models import Project
+from corpus.models import Project
 from tests.work import add_assistance, build_all, import_generated, import_small
 
 

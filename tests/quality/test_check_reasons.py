@@ -1,5 +1,5 @@
 """With an LLM backend, the reason shown with an FV attention check's platform-set AI judgment is worded by that
-LLM, as the real units' reasons are (BRIEF step 7: checks look exactly like real items); the templates stand in only
+LLM, as the real units' reasons are (paper G.3: checks look exactly like real items); the templates stand in only
 when the backend fails. Tested against a real chat-completions server on loopback."""
 
 import json
@@ -108,8 +108,7 @@ def test_the_offline_backend_asks_nobody_and_keeps_its_own_style(project, settin
     build_hits(project, "fv")
     checks = fv_checks(project)
     assert checks and not llm.requests
-    assert all(u.ai_reason.startswith("Offline similarity labeler (no LLM): the closest source sentence is S")
-               for u in checks)
+    assert all(u.ai_reason.startswith("Offline check (not an LLM): ") for u in checks)
 
 
 def test_the_reason_parser_takes_json_or_one_plain_line():

@@ -2,10 +2,11 @@
 
 import pytest
 
-from annotation.models import Assignment, AttentionCheck, Hit, Label, Project
+from annotation.models import Assignment, AttentionCheck, Hit, Label
 from annotation.quality.grading import grade_assignment
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.hits import build_hits
+from corpus.models import Project
 from tests.quality.conftest import with_checks
 from tests.work import add_assistance, crowd_annotator, import_small
 

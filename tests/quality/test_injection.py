@@ -1,16 +1,17 @@
-"""Attention checks injected into HITs as they are built (BRIEF step 7; paper G.3)."""
+"""Attention checks injected into HITs as they are built (paper 3.4, G.3)."""
 
 from collections import Counter
 
 import pytest
 from django.db.models import F
 
-from annotation.models import AttentionCheck, Hit, Project, Task, Unit
+from annotation.models import AttentionCheck, Hit, Task, Unit
 from annotation.quality.injection import checks_for, seeded
+from annotation.services.assignment import reserve_next_hit
 from annotation.services.hits import build_hits
+from corpus.models import Project
 from tests.quality.conftest import with_checks
 from tests.work import add_assistance, crowd_annotator, import_small
-from annotation.services.assignment import reserve_next_hit
 
 pytestmark = pytest.mark.django_db
 Kind = AttentionCheck.Kind
@@ -34,23 +35,21 @@ def test_the_check_count_is_rounded_at_random_around_the_rate():
     assert checks_for(0.0, 8, seeded("x")) == 0 and checks_for(0.2, 1, seeded("x")) == 1
 
 
-def test_fv_checks_are_foreign_sentences_with_a_platform_set_ai_judgment_half_each(big_project):
+def test_fv_checks_are_foreign_sentences_showing_the_offline_labelers_own_judgment(big_project):
     checks = list(AttentionCheck.objects.filter(unit__hit__project=big_project, unit__task="fv")
                   .select_related("unit__hit__document", "origin_document"))
-    kinds = Counter(check.kind for check in checks)
-    assert set(kinds) == {Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR}
-    assert abs(kinds[Kind.FV_AI_SAYS_CORRECT] - kinds[Kind.FV_AI_SAYS_ERROR]) <= len(checks) * 0.3
+    # With the offline labeler a check shows the labeler's own judgment of its sentence, so the kind follows that
+    # judgment: both kinds where the labeler passes some foreign sentence, else only "AI says error".
+    assert checks and {check.kind for check in checks} <= {Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR}
     for check in checks:
         unit = check.unit
         assert check.origin_document.domain != unit.hit.document.domain
         assert unit.summary_sentence_id is None and unit.keyfact_id is None
         if check.kind == Kind.FV_AI_SAYS_CORRECT:
             assert unit.ai_category == "no_error" and check.expected == {"has_error": True, "ai_right": False}
-            assert "at or above the threshold" in unit.ai_reason
         else:
-            assert unit.ai_category == "out_of_article" and check.expected == {"has_error": True, "ai_right": True}
-            assert "below the threshold" in unit.ai_reason
-        assert unit.ai_reason.startswith("Offline similarity labeler (no LLM): the closest source sentence is S")
+            assert unit.ai_category != "no_error" and check.expected == {"has_error": True, "ai_right": True}
+        assert unit.ai_reason.startswith("Offline check (not an LLM): ")
         real = unit.hit.units.filter(attention_check__isnull=True).first()
         assert unit.ai_source == real.ai_source
         assert len(unit.highlighted) == len(real.highlighted)

@@ -5,9 +5,10 @@ import random
 
 import pytest
 
-from annotation.models import Grade, KeyFact, Task
+from annotation.models import Grade, Task
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
+from corpus.models import KeyFact
 from tests.quality import scripted
 from tests.work import crowd_annotator
 

@@ -1,4 +1,4 @@
-"""Nothing an annotator receives tells an attention check from a real unit (BRIEF step 7): not the HIT page's
+"""Nothing an annotator receives tells an attention check from a real unit (paper G.3): not the HIT page's
 HTML, not the REST API's JSON; not an attribute, class, id, field, ordering or word."""
 
 import json

@@ -1,4 +1,4 @@
-"""Scripted annotators work through HITs (BRIEF steps 7-8, issue 5 "done means"): the careful one passes; the
+"""Scripted annotators work through HITs (paper 3.4, G.2-G.3): the careful one passes; the
 random one and the one who always agrees with the AI are caught, blocked after K failures, and their labels do not
 count."""
 
@@ -6,7 +6,6 @@ import random
 import re
 
 import pytest
-from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, Decision, Grade, Label
 from annotation.quality.policy import apply_policy, bonuses_earned
@@ -14,7 +13,7 @@ from annotation.quality.selectors import counted_labels
 from annotation.services.answers import save_answers
 from annotation.services.assignment import WorkRefused, reserve_next_hit, submit_assignment
 from tests.quality import scripted
-from tests.work import annotator_for, crowd_annotator
+from tests.work import annotator_for, crowd_annotator, qualify, status_of
 
 pytestmark = pytest.mark.django_db
 
@@ -45,10 +44,9 @@ def test_careful_work_passes_and_cheaters_are_caught_blocked_and_not_counted(big
     assert len(careful_done) == 12
     assert all(Grade.objects.get(assignment=a).passed for a in careful_done)
     for cheater, done in ((clicker, clicker_done), (follower, follower_done)):
-        cheater.refresh_from_db()
         grades = [Grade.objects.get(assignment=a) for a in done]
         assert [g.passed for g in grades].count(False) == 3  # Blocked at the third failure, no later HIT.
-        assert cheater.status == Annotator.Status.BLOCKED
+        assert status_of(cheater, big_project) == Annotator.Status.BLOCKED
         with pytest.raises(WorkRefused):
             reserve_next_hit(cheater, big_project, "fv")
         assert Decision.objects.filter(idempotency_key=f"block:{cheater.public_id}:{big_project.slug}").count() == 1
@@ -59,8 +57,7 @@ def test_careful_work_passes_and_cheaters_are_caught_blocked_and_not_counted(big
         # Their failed labels are kept, but excluded from what counts.
         assert Label.objects.filter(assignment__in=failed).exists()
         assert not counted_labels().filter(assignment__in=failed).exists()
-    careful.refresh_from_db()
-    assert careful.status == Annotator.Status.ACTIVE
+    assert status_of(careful, big_project) == Annotator.Status.ACTIVE
     assert Decision.objects.filter(annotator=careful, kind="approve").count() == 12
     assert not Decision.objects.filter(annotator=careful).exclude(kind="approve").exists()
     # What counts: the careful annotator's real units, never a check.
@@ -83,7 +80,7 @@ def test_the_follower_is_caught_by_the_checks_where_the_ai_is_wrong(big_project)
 
 def test_a_careful_annotator_passes_through_the_pages_and_a_careless_account_is_blocked(big_project, client,
                                                                                         django_user_model):
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     rng = random.Random(2)
     for name, strategy in (("carla", scripted.careful), ("carl", scripted.at_random)):
@@ -103,10 +100,10 @@ def test_a_careful_annotator_passes_through_the_pages_and_a_careless_account_is_
         grades = Grade.objects.filter(assignment__annotator=annotator)
         if strategy is scripted.careful:
             assert grades.count() == 8 and all(g.passed for g in grades)
-            assert annotator.status == Annotator.Status.ACTIVE
+            assert status_of(annotator, big_project) == Annotator.Status.ACTIVE
         else:
             assert [g.passed for g in grades].count(False) == 3
-            assert annotator.status == Annotator.Status.BLOCKED
+            assert status_of(annotator, big_project) == Annotator.Status.BLOCKED
             response = client.post(f"/work/{big_project.slug}/fv/next/", follow=True)
             assert b"blocked" in response.content
         # In-house accounts are not paid through a provider: no approve, reject, bonus or block decisions.
@@ -149,8 +146,7 @@ def test_a_low_pass_rate_pauses_before_blocking(big_project):
     big_project.save()
     clicker = crowd_annotator("random")
     done = work(clicker, big_project, scripted.at_random, random.Random(6))
-    clicker.refresh_from_db()
-    assert clicker.status == Annotator.Status.PAUSED
+    assert status_of(clicker, big_project) == Annotator.Status.PAUSED
     assert len(done) >= 4
     assert not Decision.objects.filter(annotator=clicker, kind="block").exists()
 
@@ -170,6 +166,5 @@ def test_an_unqualified_crowd_worker_gets_no_hit(big_project):
     newcomer = Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id="new")
     with pytest.raises(WorkRefused, match="screening test"):
         reserve_next_hit(newcomer, big_project, "fv")
-    newcomer.qualified_at = timezone.now()
-    newcomer.save()
+    qualify(newcomer, big_project)
     assert reserve_next_hit(newcomer, big_project, "fv") is not None

@@ -2,10 +2,12 @@
 where the project asks for it."""
 
 import pytest
+from django.urls import reverse
 
-from annotation.models import Annotator, Project
+from annotation.models import Annotator
 from annotation.quality.qualification import QUESTIONS, InvalidScreening, mturk_questions, score_answers
 from annotation.services.assignment import WorkRefused, reserve_next_hit
+from corpus.models import Project
 from tests.work import annotator_for, build_all, import_small
 
 pytestmark = pytest.mark.django_db
@@ -42,22 +44,58 @@ def test_accounts_need_no_test_by_default_but_do_when_the_project_says_so(projec
         reserve_next_hit(me, project, "kv")
 
 
-def test_the_screening_page_records_a_pass(project, annotator, client):
+def screening_url(project) -> str:
+    return reverse("work_screening", args=[project.slug])
+
+
+def test_the_screening_page_records_a_pass_in_its_project_only(project, other_project, annotator, client):
     import_small(project)
     build_all(project)
-    Project.objects.filter(pk=project.pk).update(qualification_required=Project.Qualification.ALL)
-    assert client.get("/work/screening/").status_code == 302  # Anonymous: log in first.
+    Project.objects.filter(pk__in=[project.pk, other_project.pk]).update(
+        qualification_required=Project.Qualification.ALL)
+    assert client.get(screening_url(project)).status_code == 302  # Anonymous: log in first.
     client.force_login(annotator)
-    page = client.get("/work/screening/")
+    page = client.get(screening_url(project))
     assert page.status_code == 200 and page.content.count(b'type="radio"') == sum(len(q.options) for q in QUESTIONS)
+    assert client.get(screening_url(other_project)).status_code == 404  # not an annotator there
     response = client.post(f"/work/{project.slug}/fv/next/", follow=True)
     assert b"screening test" in response.content
-    assert client.post("/work/screening/", {"q1": "a"}).status_code == 400
-    assert Annotator.objects.get(user=annotator).qualified_at is None
-    response = client.post("/work/screening/", {**RIGHT, "q10": "a"})
-    assert response.status_code == 200 and b"9 of 10" in response.content
-    assert Annotator.objects.get(user=annotator).qualified_at is None
-    assert client.post("/work/screening/", RIGHT).status_code == 302
-    assert Annotator.objects.get(user=annotator).qualified_at is not None
+    assert client.post(screening_url(project), {"q1": "a"}).status_code == 400
+    me = Annotator.objects.get(user=annotator)
+    assert me.standing_in(project).screening_attempts == 0  # an incomplete form costs no attempt
+    assert client.post(screening_url(project), RIGHT).status_code == 302
+    assert me.standing_in(project).qualified_at is not None
+    assert me.standing_in(other_project).qualified_at is None  # screening is per project
     response = client.post(f"/work/{project.slug}/fv/next/")
     assert "/work/hits/" in response["Location"]
+
+
+def test_a_failed_attempt_tells_neither_the_score_nor_the_wrong_answers(project, annotator, client):
+    Project.objects.filter(pk=project.pk).update(qualification_required=Project.Qualification.ALL)
+    client.force_login(annotator)
+    response = client.post(screening_url(project), {**RIGHT, "q10": "a"})
+    body = response.content.decode()
+    assert response.status_code == 200 and "Not every answer was right" in body
+    assert "9 of 10" not in body and "9" not in body.split('id="screening-result"')[1].split("</p>")[0]
+    assert "2 attempts left" in body
+    assert 'checked' not in body  # the answers given are not shown back either
+
+
+def test_after_the_last_attempt_the_annotator_is_refused_with_a_clear_message(project, annotator, client):
+    import_small(project)
+    build_all(project)
+    Project.objects.filter(pk=project.pk).update(qualification_required=Project.Qualification.ALL,
+                                                 screening_attempts=2)
+    client.force_login(annotator)
+    assert client.post(screening_url(project), {**RIGHT, "q1": "b"}).status_code == 200
+    last = client.post(screening_url(project), {**RIGHT, "q2": "a"})
+    assert last.status_code == 403 and b"did not pass the screening test" in last.content
+    # The right answers now change nothing: no attempt is left, and no HIT opens.
+    assert client.post(screening_url(project), RIGHT).status_code == 403
+    me = Annotator.objects.get(user=annotator)
+    assert me.standing_in(project).qualified_at is None and me.standing_in(project).screening_attempts == 2
+    project.refresh_from_db()
+    with pytest.raises(WorkRefused, match="did not pass the screening test"):
+        reserve_next_hit(me, project, "fv")
+    response = client.post(f"/work/{project.slug}/fv/next/", follow=True)
+    assert b"did not pass the screening test" in response.content

@@ -1,5 +1,5 @@
 """A HIT whose places went to submissions that failed their attention checks is offered again until N of its
-submissions count (BRIEF steps 6-7; paper 3.4: N independent annotators per unit), to annotators who have not had
+submissions count (paper 3.4: N independent annotators per unit; G.3), to annotators who have not had
 it; a manager's override that flips a grade takes the place again or frees it."""
 
 import random
@@ -8,12 +8,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Grade, Hit, KeyFact, Label, Project, Task
-from annotation.quality.policy import grade_override
+from annotation.models import Assignment, Grade, Hit, Label, Task
 from annotation.quality.selectors import counted_labels
+from annotation.selectors import available_hits, task_progress
 from annotation.services.answers import save_answers
-from annotation.services.assignment import available_hits, reserve_next_hit, submit_assignment
-from annotation.services.progress import task_progress
+from annotation.services.assignment import reserve_next_hit, submit_assignment
+from annotation.services.grades import grade_override
+from corpus.models import KeyFact, Project
 from tests.quality import scripted
 from tests.quality.scripted import contrary
 from tests.work import build_all, crowd_annotator, import_generated, race
@@ -165,7 +166,7 @@ def test_annotators_racing_for_a_freed_place_never_overfill_the_hit():
 def test_the_hit_list_counts_only_the_submissions_that_count(client, big_project, first_hit, django_user_model):
     from django.urls import reverse
 
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     submit(crowd_annotator("keen"), big_project, scripted.careful)
     submit(crowd_annotator("sloppy"), big_project, contrary)

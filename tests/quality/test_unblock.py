@@ -1,21 +1,21 @@
 """A manager reactivates a blocked crowd worker: an unblock decision (who, why) lifts the provider-side block once,
-after the block itself; a later block gets a key of its own and is carried out again (BRIEF step 7)."""
+after the block itself; a later block gets a key of its own and is carried out again (paper G.3)."""
 
 import random
 
 import pytest
 from botocore.stub import ANY, Stubber
-from django.utils import timezone
 
 from annotation.crowd import outbox
 from annotation.crowd.mturk import MTurkProvider
-from annotation.models import Annotator, Decision, Membership, ProviderResource
+from annotation.models import Annotator, Decision, ProviderResource
 from annotation.quality.policy import annotator_set_status
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
+from corpus.models import Membership
 from tests.quality import scripted
 from tests.quality.scripted import contrary
-from tests.work import annotator_for
+from tests.work import annotator_for, qualify, status_of
 
 pytestmark = pytest.mark.django_db
 WORKER = "A3WORKERSLOPPY"
@@ -33,7 +33,7 @@ def mturk(monkeypatch):
                           endpoint_url="https://mturk-requester-sandbox.us-east-1.amazonaws.com")
     # No provider assignment is recorded for a block: the outbox asks for the provider without a sandbox flag.
     provider = MTurkProvider(sandbox=True, client=client)
-    ProviderResource.objects.create(provider="mturk", sandbox=True, key="block_qualification",
+    ProviderResource.objects.create(provider="mturk", sandbox=True, key="block_qualification:big",
                                     external_id=BLOCK_QUALIFICATION)
     with Stubber(client) as stubber:
         yield {("mturk", None): provider}, stubber
@@ -48,9 +48,8 @@ def project(big_project):
 
 
 @pytest.fixture
-def worker(db):
-    return Annotator.objects.create(provider=Annotator.Provider.MTURK, external_id=WORKER,
-                                    qualified_at=timezone.now())
+def worker(project):
+    return qualify(Annotator.objects.create(provider=Annotator.Provider.MTURK, external_id=WORKER), project)
 
 
 @pytest.fixture
@@ -68,14 +67,13 @@ def fail(annotator, project, times: int) -> None:
 
 
 def expect_block(stubber) -> None:
-    stubber.add_response("create_worker_block", {}, {"WorkerId": WORKER, "Reason": ANY})
+    # The project's own qualification only: CreateWorkerBlock would keep the worker from every project's HITs.
     stubber.add_response("associate_qualification_with_worker", {}, {
         "QualificationTypeId": BLOCK_QUALIFICATION, "WorkerId": WORKER, "IntegerValue": 1,
         "SendNotification": False})
 
 
 def expect_unblock(stubber, reason) -> None:
-    stubber.add_response("delete_worker_block", {}, {"WorkerId": WORKER, "Reason": reason})
     stubber.add_response("disassociate_qualification_from_worker", {}, {
         "QualificationTypeId": BLOCK_QUALIFICATION, "WorkerId": WORKER, "Reason": reason})
 
@@ -89,8 +87,7 @@ def test_reactivation_lifts_the_block_once_and_a_later_block_is_carried_out_agai
                                                                                   mturk):
     providers, stubber = mturk
     fail(worker, project, 2)
-    worker.refresh_from_db()
-    assert worker.status == Annotator.Status.BLOCKED
+    assert status_of(worker, project) == Annotator.Status.BLOCKED
     block = Decision.objects.get(idempotency_key=f"block:{worker.public_id}:{project.slug}")
     expect_block(stubber)
     assert outbox.execute_decision(block.pk, providers=providers) == "done"
@@ -102,8 +99,7 @@ def test_reactivation_lifts_the_block_once_and_a_later_block_is_carried_out_agai
     unblock = Decision.objects.get(kind=Decision.Kind.UNBLOCK)
     assert unblock.idempotency_key == f"unblock:{worker.public_id}:{project.slug}:1"
     assert (unblock.annotator, unblock.project, unblock.created_by, unblock.reason) == (worker, project, boss, reason)
-    worker.refresh_from_db()
-    assert worker.status == Annotator.Status.ACTIVE
+    assert status_of(worker, project) == Annotator.Status.ACTIVE
 
     expect_unblock(stubber, reason)
     assert outbox.execute_decision(unblock.pk, providers=providers) == "done"
@@ -112,11 +108,9 @@ def test_reactivation_lifts_the_block_once_and_a_later_block_is_carried_out_agai
 
     # Afresh after the unblock: one failure does not block again; the second one does, with a new key.
     fail(worker, project, 1)
-    worker.refresh_from_db()
-    assert worker.status == Annotator.Status.ACTIVE
+    assert status_of(worker, project) == Annotator.Status.ACTIVE
     fail(worker, project, 1)
-    worker.refresh_from_db()
-    assert worker.status == Annotator.Status.BLOCKED
+    assert status_of(worker, project) == Annotator.Status.BLOCKED
     again = Decision.objects.get(kind=Decision.Kind.BLOCK, status=Decision.Status.PENDING)
     assert again.idempotency_key == f"block:{worker.public_id}:{project.slug}:2"
     expect_block(stubber)
@@ -138,8 +132,7 @@ def test_an_unblock_waits_for_the_block_it_lifts(project, worker, boss, mturk):
     expect_unblock(stubber, ANY)
     assert outbox.execute_pending(project, providers=providers).get("done", 0) >= 2
     assert set(Decision.objects.filter(pk__in=[block.pk, unblock.pk]).values_list("status", flat=True)) == {"done"}
-    worker.refresh_from_db()
-    assert worker.status == Annotator.Status.ACTIVE
+    assert status_of(worker, project) == Annotator.Status.ACTIVE
 
 
 class RecordingProlific:
@@ -159,8 +152,8 @@ class RecordingProlific:
 
 def test_a_prolific_unblock_names_the_project_whose_blocklist_holds_the_worker(project, boss):
     prolific = RecordingProlific()
-    participant = Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id="6520a6f1c2b1a8d3e4f5aa01",
-                                           qualified_at=timezone.now())
+    participant = qualify(Annotator.objects.create(provider=Annotator.Provider.PROLIFIC,
+                                                   external_id="6520a6f1c2b1a8d3e4f5aa01"), project)
     fail(participant, project, 2)
     annotator_set_status(annotator=participant, status="active", project=project, user=boss, reason="Appeal")
     for decision in Decision.objects.filter(kind__in=["block", "unblock"]).order_by("pk"):
@@ -173,8 +166,7 @@ def test_other_reactivations_are_recorded_here_and_start_afresh(project, worker,
     providers, stubber = mturk  # No provider call may happen: the Stubber has no response queued.
     in_house = annotator_for(django_user_model.objects.create_user("inhouse"))
     fail(in_house, project, 2)
-    in_house.refresh_from_db()
-    assert in_house.status == Annotator.Status.BLOCKED
+    assert status_of(in_house, project) == Annotator.Status.BLOCKED
     annotator_set_status(annotator=in_house, status="active", project=project, user=boss)
     annotator_set_status(annotator=in_house, status="active", project=project, user=boss)  # Already active.
     annotator_set_status(annotator=worker, status="paused", project=project, user=boss)
@@ -186,6 +178,6 @@ def test_other_reactivations_are_recorded_here_and_start_afresh(project, worker,
 
     # The two old failures no longer count: one more failure does not block the in-house annotator again.
     fail(in_house, project, 1)
-    assert Annotator.objects.get(pk=in_house.pk).status == Annotator.Status.ACTIVE
+    assert status_of(in_house, project) == Annotator.Status.ACTIVE
     fail(in_house, project, 1)
-    assert Annotator.objects.get(pk=in_house.pk).status == Annotator.Status.BLOCKED
+    assert status_of(in_house, project) == Annotator.Status.BLOCKED

@@ -6,13 +6,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AttentionCheck, Decision, Grade, Hit, Label, Unit
+from annotation.models import Assignment, AttentionCheck, Decision, Grade, Hit, Label, Unit
 from annotation.quality.dashboard import project_quality
 from annotation.quality.grading import grade_assignment
 from annotation.quality.policy import apply_policy
 from annotation.quality.selectors import counted_labels
 from annotation.services.hits import build_hits
-from tests.work import add_assistance, crowd_annotator, import_small
+from tests.work import add_assistance, crowd_annotator, import_small, set_status, status_of
 
 pytestmark = pytest.mark.django_db
 
@@ -102,9 +102,11 @@ def test_the_dashboard_sorts_filters_and_refuses_bad_parameters(graded, client, 
     assert body.index(people["B"].pseudonym) < body.index(people["A"].pseudonym)
     body = client.get(url, {"sort": "pass_rate"}).content.decode()
     assert body.index(people["A"].pseudonym) < body.index(people["B"].pseudonym)
-    Annotator.objects.filter(pk=people["A"].pk).update(status="blocked")
+    set_status(people["A"], project, "blocked")
     body = client.get(url, {"status": "blocked"}).content.decode()
     assert people["A"].pseudonym in body and people["B"].pseudonym not in body
+    body = client.get(url, {"status": "active"}).content.decode()
+    assert people["A"].pseudonym not in body and people["B"].pseudonym in body
     assert people["A"].pseudonym not in client.get(url, {"provider": "mturk"}).content.decode()
     for bad in ({"sort": "name"}, {"status": "<script>"}, {"provider": "x"}):
         response = client.get(url, bad)
@@ -166,8 +168,6 @@ def test_a_manager_changes_an_annotators_status(graded, client, manager, annotat
     assert client.post(url, {"status": "active"}).status_code == 403
     client.force_login(manager)
     client.post(url, {"status": "paused"})
-    people["A"].refresh_from_db()
-    assert people["A"].status == "paused"
+    assert status_of(people["A"], project) == "paused"
     client.post(url, {"status": "nonsense"})
-    people["A"].refresh_from_db()
-    assert people["A"].status == "paused"
+    assert status_of(people["A"], project) == "paused"

@@ -177,7 +177,7 @@ def create_annotators(project, count: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from annotation.models import Membership
+    from corpus.models import Membership
 
     User = get_user_model()
     hashed = make_password(PASSWORD)

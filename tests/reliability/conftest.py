@@ -1,4 +1,4 @@
-"""Reliability suite (issue #8): real processes on loopback, faults injected into private service instances.
+"""Reliability suite: real processes on loopback, faults injected into private service instances.
 
 Every test here is marked `services` and runs under `bash .ci/run`. The processes a test starts (gunicorn, Celery
 workers, a throwaway PostgreSQL cluster, a private redis-server) are started by fixtures below and stopped by them,
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -70,7 +70,7 @@ def pytest_terminal_summary(terminalreporter):
     tests.update(_FIGURES)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}",
         "command": " ".join(["pytest", *terminalreporter.config.invocation_params.args]),
         "load_average": " ".join(f"{load:.1f}" for load in os.getloadavg()),

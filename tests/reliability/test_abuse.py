@@ -12,13 +12,14 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from django.test import Client
-from django.urls import reverse
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from annotation.importing import KNOWN_FIELDS, DatasetError, import_dataset
-from annotation.models import (Assignment, Document, KeyFact, Label, Membership, Project, Summary, SummarySentence,
-                               Unit)
+from annotation.models import Assignment, Label, Unit
 from annotation.services.assignment import reserve_next_hit
+from corpus.importing import KNOWN_FIELDS, MAX_LENGTHS, DatasetError, import_dataset
+from corpus.models import Document, KeyFact, Membership, Project, Summary, SummarySentence
 
 from ..work import add_assistance, annotator_for, build_all, complete, import_small
 
@@ -37,34 +38,60 @@ def client_for(user, *, csrf: bool = False) -> Client:
 
 # --- Import fuzzer --------------------------------------------------------------------------------------------------
 
+# Text the database cannot store (NUL; lone surrogates, which travel in JSON as "\ud800" escapes), JSON nested past
+# Python's recursion limit, values one past their column's max_length: what SQLite accepts and PostgreSQL refuses.
+UNSTORABLE = ["\x00", "\ud800", "\udfff", "\udbff"]
+DEEP = [n * "[" + n * "]" for n in (40, 5_000, 100_000)]
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=40),
     st.sampled_from(["", " ", "\x00", "\u202e", "😀" * 5, "<script>alert(1)</script>", "x" * 200_001,
-                     "dialogue", "non-dialogue", "short", "long", "Speaker: hi.\nOther: yes."]),
+                     "dialogue", "non-dialogue", "short", "long", "Speaker: hi.\nOther: yes.", *UNSTORABLE]),
 )
 values = st.one_of(scalars, st.lists(scalars, max_size=4), st.dictionaries(st.text(max_size=5), scalars, max_size=3))
-field_names = st.one_of(st.sampled_from(sorted(KNOWN_FIELDS)), st.text(max_size=8))
+field_names = st.one_of(st.sampled_from(sorted(KNOWN_FIELDS)), st.text(max_size=8), st.sampled_from(UNSTORABLE))
 
 
-def good_row(n: int) -> dict:
-    return {"uid": f"d{n % 2}", "doc_id": f"d{n % 2}", "source": "S", "domain": "news", "input_type": "non-dialogue",
-            "model": f"m{n}", "document": f"Document {n % 2} says one thing. It says another.",
-            "summary": "It says one thing."}
+def good_row(n: int, uid: int = 0) -> dict:
+    return {"uid": f"d{uid}", "doc_id": f"d{uid}", "source": "S", "domain": "news", "input_type": "non-dialogue",
+            "model": f"m{n}", "document": f"Document {uid} says one thing. It says another.",
+            "summary": "It says one thing.", "pred_keyfact": ["One thing."]}
+
+
+@st.composite
+def spoiled(draw, row: dict) -> dict:
+    """The row with one field made unstorable, one past its column, or nested deeply: every other field is good."""
+    name = draw(st.sampled_from(sorted(row)))
+    how = draw(st.sampled_from(["unstorable", "too long", "nested"]))
+    if how == "too long" and name in MAX_LENGTHS:
+        row[name] = "x" * (MAX_LENGTHS[name] + draw(st.integers(0, 1)))
+    elif how == "nested":
+        row[name] = json.loads(DEEP[0])
+    elif isinstance(row[name], list):
+        row[name] = [*row[name], "item " + draw(st.sampled_from(UNSTORABLE))]
+    else:
+        cut = draw(st.integers(0, len(row[name])))
+        row[name] = row[name][:cut] + draw(st.sampled_from(UNSTORABLE)) + row[name][cut:]
+    return row
 
 
 @st.composite
 def dataset_files(draw):
     rows = []
+    first_uid = draw(st.integers(0, 30))
     for n in range(draw(st.integers(0, 4))):
-        row = good_row(n) if draw(st.booleans()) else {}
-        if draw(st.booleans()):
+        row = good_row(n, first_uid + n % 2) if draw(st.booleans()) else {}
+        if row and draw(st.booleans()):
+            row = draw(spoiled(row))
+        if draw(st.integers(0, 3)) == 0:
             row.update(draw(st.dictionaries(field_names, values, max_size=6)))
         rows.append(row)
     fmt = draw(st.sampled_from(["jsonl", "csv"]))
     if fmt == "jsonl":
         lines = [json.dumps(row, ensure_ascii=draw(st.booleans())) for row in rows]
-        lines += draw(st.lists(st.sampled_from(["{", "[1, 2]", "null", '"text"', "{\"uid\": }"]), max_size=2))
-        data = "\n".join(lines).encode("utf-8")
+        lines += draw(st.lists(st.sampled_from(["{", "[1, 2]", "null", '"text"', "{\"uid\": }", *DEEP,
+                                                '{"uid": ' + DEEP[-1] + "}"]), max_size=2))
+        # A lone surrogate written raw (not as an escape) is invalid UTF-8: refused as such.
+        data = "\n".join(lines).encode("utf-8", "surrogatepass")
     else:
         header = sorted({key for row in rows for key in row} | set(draw(st.lists(field_names, max_size=3))))
         buffer = io.StringIO()
@@ -73,7 +100,7 @@ def dataset_files(draw):
         for row in rows:
             writer.writerow([json.dumps(row[key]) if isinstance(row.get(key), (list, dict)) else row.get(key, "")
                              for key in header])
-        data = buffer.getvalue().encode("utf-8")
+        data = buffer.getvalue().encode("utf-8", "surrogatepass")
     if draw(st.integers(0, 2)) == 0:  # broken UTF-8, truncated multi-byte sequences, a BOM, NULs
         cut = draw(st.integers(0, len(data)))
         data = data[:cut] + draw(st.sampled_from([b"\xff\xfe", b"\xc3", b"\xe2\x82", b"\xef\xbb\xbf", b"\x00",
@@ -81,9 +108,15 @@ def dataset_files(draw):
     return data, f"fuzz.{fmt}"
 
 
+# What a refusal was about, by the words of its messages: the fuzzer must reach each of these doors.
+REFUSAL_KINDS = {"NUL": "NUL character", "lone surrogate": "lone surrogate", "too long": "; the limit is",
+                 "nested": "nested too deeply", "invalid UTF-8": "invalid UTF-8"}
+
+
 def test_it_imports_fuzzed_files_or_refuses_them_with_messages_and_writes_nothing(record_figures):
     project = Project.objects.create(slug="fuzz-import", name="Fuzz import")
-    outcomes = {"imported": 0, "refused": 0, "tried": 0}
+    outcomes = {"imported": 0, "refused": 0, "tried": 0, "other_exceptions": 0, "partial_writes": 0}
+    refusals = dict.fromkeys(REFUSAL_KINDS, 0)
 
     def counts():
         return (Document.objects.filter(project=project).count(),
@@ -101,15 +134,29 @@ def test_it_imports_fuzzed_files_or_refuses_them_with_messages_and_writes_nothin
             import_dataset(project=project, data=data, filename=filename)
         except DatasetError as error:
             outcomes["refused"] += 1
-            assert error.errors and all(str(problem).strip() for problem in error.errors), error
-            assert counts() == before, "a refused import wrote something"
+            messages = [str(problem) for problem in error.errors]
+            assert messages and all(message.strip() for message in messages), error
+            # Every message can be shown: a page, a terminal and a log all encode it as UTF-8.
+            assert all(message.encode("utf-8") for message in messages)
+            for kind, words in REFUSAL_KINDS.items():
+                refusals[kind] += any(words in message for message in messages)
+            if counts() != before:
+                outcomes["partial_writes"] += 1
+                raise AssertionError("a refused import wrote something")  # noqa: B904 (counted below)
+        except Exception:
+            outcomes["other_exceptions"] += 1  # a 500 on the upload page
+            raise
         else:
             outcomes["imported"] += 1
 
-    check()
-    record_figures(inputs_tried=outcomes["tried"], imported=outcomes["imported"], refused=outcomes["refused"],
-                   other_exceptions=0, partial_writes=0)
+    try:
+        check()
+    finally:
+        record_figures(inputs_tried=outcomes["tried"], imported=outcomes["imported"], refused=outcomes["refused"],
+                       other_exceptions=outcomes["other_exceptions"], partial_writes=outcomes["partial_writes"],
+                       refusals=refusals)
     assert outcomes["refused"] > 0 and outcomes["imported"] > 0
+    assert all(refusals.values()), refusals
 
 
 # --- Answer endpoint fuzzer -------------------------------------------------------------------------------------------
@@ -150,6 +197,7 @@ def test_the_answer_endpoints_answer_fuzzed_requests_with_4xx_and_clear_messages
     assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
     url = f"/api/assignments/{assignment.public_id}"
     statuses: dict[int, int] = {}
+    partial_writes: list = []
 
     def labels():
         return sorted(Label.objects.filter(assignment=assignment).values_list(
@@ -182,17 +230,26 @@ def test_the_answer_endpoints_answer_fuzzed_requests_with_4xx_and_clear_messages
         if response.status_code >= 400:
             text = response.content.decode()
             assert len(text) > 10 and ("detail" in text or re.search(r'"\w+":\s*\[', text)), text
-            assert labels() == before, "a refused request changed labels"
+            if labels() != before:
+                partial_writes.append(body)
+                raise AssertionError("a refused request changed labels")
         if operation == "submit" and response.status_code == 200:
             raise AssertionError("the HIT was submitted without every answer")
 
-    check()
+    def figures():
+        record_figures(inputs_tried=sum(statuses.values()), statuses={str(k): v for k, v in sorted(statuses.items())},
+                       http_5xx=sum(n for status, n in statuses.items() if status >= 500),
+                       partial_writes=len(partial_writes))
+
+    try:
+        check()
+    finally:
+        figures()
     # After the fuzzing the endpoint still takes a well-formed answer (and stores exactly that).
     valid = client.post(f"{url}/answers/", {"unit": "0", "has_error": True, "error_types": ["entity"], "ai_right":
                                             False}, content_type="application/json")
     statuses[valid.status_code] = statuses.get(valid.status_code, 0) + 1
-    tried = sum(statuses.values())
-    record_figures(inputs_tried=tried, statuses={str(k): v for k, v in sorted(statuses.items())}, http_5xx=0)
+    figures()
     assert valid.status_code == 200, valid.content[:300]
     assert Label.objects.filter(assignment=assignment, unit__position=0, has_error=True).count() == 1
     assert 400 in statuses
@@ -279,8 +336,9 @@ def test_other_annotators_and_projects_work_is_refused_and_never_leaked(
         corpus, annotator, other_annotator, outsider, record_figures):
     mine = reserve_next_hit(annotator_for(annotator), corpus, "fv")
     unit = mine.hit.units.order_by("position").first()
-    from ..work import answers_for
     from annotation.services.answers import save_answers
+
+    from ..work import answers_for
     save_answers(assignment=mine, answers={unit: answers_for(unit)})
     label = Label.objects.get(assignment=mine)
     secret_ids = [str(mine.public_id), str(mine.hit.public_id), str(unit.public_id)]
@@ -299,8 +357,8 @@ def test_other_annotators_and_projects_work_is_refused_and_never_leaked(
                     f"/projects/{corpus.slug}/hits/{mine.hit.public_id}/", f"/projects/{corpus.slug}/annotators/",
                     f"/projects/{corpus.slug}/quality/", f"/projects/{corpus.slug}/crowd/",
                     f"/api/projects/{corpus.slug}/", f"/projects/beta/hits/{mine.hit.public_id}/"]
-    # The other annotator is a member of the same project (they may see the project and its documents, which
-    # every HIT shows): only the first annotator's own work is off limits. The outsider manages another project.
+    # The other annotator is a member of the same project (they may see the project's page, which lists their own
+    # HITs): only the first annotator's own work is off limits. The outsider manages another project.
     for user, paths in ((other_annotator, gets + manager_only[1:6] + manager_only[7:]), (outsider, gets + manager_only)):
         client = client_for(user)
         for path in paths:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from annotation.models import Project
+from corpus.models import Project
 
 from ..work import import_generated
 from .annotators import create_annotators, run_annotators, verify_against_database
@@ -27,7 +27,7 @@ def load_project(slug: str, documents: int) -> Project:
     from annotation.services.hits import build_hits
 
     # No attention checks and highlights only: every FV item has the same two questions, so the clients need
-    # no knowledge of the checks (the grading hook still runs on every submit).
+    # no knowledge of the checks (grading still runs on every submit).
     project = Project.objects.create(slug=slug, name=slug, attention_check_rate=0.0, assistance="highlights",
                                      fast_seconds_per_item=0.0)
     import_generated(project, documents=documents, summarizers=5, sentences=3, words_per_sentence=8)

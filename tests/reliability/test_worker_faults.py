@@ -21,10 +21,10 @@ import time
 import pytest
 from django.db.models import Count
 
-from annotation.models import Document, Job, KeyFact, Project, SummarySentence
 from assist.models import ContextualMapping, DocumentEmbedding, PreLabel
-from assist.runs import assist_run_start
+from assist.runs import assist_start
 from config.celery_app import app
+from corpus.models import Document, Job, KeyFact, Project, SummarySentence
 
 from ..work import import_generated
 from ..worker import purge_queues
@@ -84,7 +84,7 @@ def test_it_processes_every_document_once_when_workers_die_mid_task(tmp_path, re
             wait_until(lambda w=worker: " ready." in w.text(), timeout=60, what=f"worker {worker.name}",
                        alive=worker.process)
         mark("workers_ready")
-        job = assist_run_start(project=project)
+        job = assist_start(project=project)
         a, b = workers
 
         # Fault 1: the pool process of worker a, while it runs a task.

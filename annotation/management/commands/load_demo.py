@@ -6,9 +6,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotation.importing import import_dataset
-from annotation.models import Membership, Project, Task
+from annotation.models import Task
 from annotation.services.hits import build_hits
+from corpus.importing import import_dataset
+from corpus.models import Membership, Project
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
 ACCOUNTS = (("manager", Membership.Role.MANAGER), ("annotator", Membership.Role.ANNOTATOR))

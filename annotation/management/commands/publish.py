@@ -3,16 +3,17 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.crowd.base import get_provider
-from annotation.crowd.publishing import plan_publish, publish, publish_start, publishing_is_queued
-from annotation.models import CrowdBatch, Project, Task
+from annotation.crowd.publishing import plan_publish, publish, publish_queue, publishing_is_queued
+from annotation.crowd.registry import get_provider
+from annotation.models import CrowdBatch, Task
+from corpus.models import Project
 
 
 class Command(BaseCommand):
     help = ("Publish a task's HITs on MTurk, Prolific or as private-link work. Prints exactly what would be "
             "created and what it costs, then asks for confirmation (--yes skips it; --dry-run stops there). "
-            "An interrupted run is resumed by running the command again: nothing is created twice. With a broker "
-            "(CELERY_BROKER_URL) the HITs are created by the crowd workers, one task per HIT, and the command "
+            "An interrupted run is resumed by running the command again: nothing is created twice. With a Redis "
+            "broker (CELERY_BROKER_URL) the HITs are created by the crowd workers, one task per HIT, and the command "
             "follows their progress (--no-wait returns once they are queued).")
 
     def add_arguments(self, parser):
@@ -56,7 +57,7 @@ class Command(BaseCommand):
             if answer.strip().lower() not in ("y", "yes"):
                 raise CommandError("not confirmed; nothing was created")
         if publishing_is_queued():
-            batch = publish_start(plan=plan)
+            batch = publish_queue(plan=plan)
             self.stdout.write(f"Queued {len(plan.items)} HITs of batch {batch.public_id} for the crowd workers.")
             if not no_wait:
                 self.follow(batch, len(plan.items), verbosity)

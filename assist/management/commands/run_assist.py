@@ -3,11 +3,11 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.models import Job, Project
 from assist.llm.base import BackendError
 from assist.llm.registry import get_backend
 from assist.pipeline import STEPS
-from assist.runs import assist_run_start, job_create, job_run_document
+from assist.runs import assist_start, job_create, job_run_document
+from corpus.models import Job, JobAlreadyOpen, Project
 
 
 class Command(BaseCommand):
@@ -34,8 +34,8 @@ class Command(BaseCommand):
             raise CommandError(f"the LLM backend is misconfigured: {exc}") from None
         self.stdout.write(f"Backend: {backend.name} ({backend.model})")
         try:
-            job = (assist_run_start if queue else job_create)(project=target, steps=chosen)
-        except ValueError as exc:
+            job = (assist_start if queue else job_create)(project=target, steps=chosen)
+        except (ValueError, JobAlreadyOpen) as exc:
             raise CommandError(str(exc)) from None
         bar = tqdm(total=job.total, desc="assist", unit="doc", disable=verbosity < 1, file=self.stderr._out)
         if queue:

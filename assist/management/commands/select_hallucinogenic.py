@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Project
 from assist.hallucinogenic import hallucinogenic_select
+from corpus.models import Project
 
 
 class Command(BaseCommand):

@@ -2,10 +2,11 @@
 
 from django.core.management.base import CommandError
 
-from annotation.models import Project
+from corpus.models import Project
 
 
-def get_project(slug: str) -> Project:
+def get_project_or_command_error(slug: str) -> Project:
+    """The project with this slug, whoever asks (commands run as the operator); CommandError listing the slugs."""
     try:
         return Project.objects.get(slug=slug)
     except Project.DoesNotExist:

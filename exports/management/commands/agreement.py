@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from exports.report import COEFFICIENT_NAMES, PAPER_REFERENCE, agreement_report
 
-from ._common import get_project
+from ._common import get_project_or_command_error
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     def handle(self, *args, project, include_simulated, n_boot, seed, **options):
-        target = get_project(project)
+        target = get_project_or_command_error(project)
         if n_boot < 0:
             raise CommandError("--n-boot must be 0 or more")
         report = agreement_report(target, include_simulated=include_simulated, n_boot=n_boot, seed=seed)

@@ -3,11 +3,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.models import Summary
+from corpus.models import Summary
 from exports.export import FORMATS, TABLE_FORMATS, ExportOptions, export_benchmark
 from exports.storage import StorageError, parse_s3_url, upload
 
-from ._common import get_project
+from ._common import get_project_or_command_error
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
                                          "the environment)")
 
     def handle(self, *args, project, out: Path, verbosity, **options):
-        target = get_project(project)
+        target = get_project_or_command_error(project)
         if options["s3"]:
             try:
                 parse_s3_url(options["s3"])

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.text import slugify
 
-from annotation.importing import DatasetError
-from annotation.models import Project
+from corpus.importing import DatasetError
+from corpus.models import Project
 from exports.restore import import_benchmark
 
 

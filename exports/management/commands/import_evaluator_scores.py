@@ -2,10 +2,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import DatasetError
+from corpus.importing import DatasetError
 from exports.evaluators import DIMENSIONS, import_evaluator_scores
 
-from ._common import get_project
+from ._common import get_project_or_command_error
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--evaluator", required=True, help="the evaluator's name, e.g. g-eval-gpt4")
 
     def handle(self, *args, file: Path, project, evaluator, **options):
-        target = get_project(project)
+        target = get_project_or_command_error(project)
         if not file.is_file():
             raise CommandError(f"no such file: {file}")
         try:

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from exports.simulate import simulate_annotations
 
-from ._common import get_project
+from ._common import get_project_or_command_error
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
 
     def handle(self, *args, project, annotators, accuracy, seed, verbosity, **options):
-        target = get_project(project)
+        target = get_project_or_command_error(project)
         if annotators < 1:
             raise CommandError("--annotators must be at least 1")
         if not 0.0 <= accuracy <= 1.0:

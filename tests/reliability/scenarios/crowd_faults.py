@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from botocore import xform_name
 from botocore.stub import ANY
-from django.db import Error as DatabaseError, connection
+from django.db import Error as DatabaseError
+from django.db import connection
 
 from annotation.crowd import outbox
 from annotation.crowd.sync import SyncResult, sync_batch, sync_project
@@ -23,7 +24,8 @@ from annotation.crowd.tasks import drain_outbox
 from annotation.models import CrowdBatch, CrowdHit, Decision, LedgerEntry
 from config.celery_app import app
 from tests.crowd.conftest import corpus, crowd_settings, mturk, mturk_client  # noqa: F401  (fixtures)
-from tests.crowd.stubs import assignment as remote, mturk_id
+from tests.crowd.stubs import assignment as remote
+from tests.crowd.stubs import mturk_id
 from tests.crowd.test_mturk_cycle import publish_fv, work_in_iframe
 from tests.reliability.conftest import PrivatePostgres, PrivateRedis
 
@@ -97,8 +99,8 @@ def test_postgres_restarted_mid_sync(corpus, mturk, mturk_client):
     counter = CountingStubber(mturk_client[0])
     postgres = private_postgres()
     batch, hit_ids = three_workers_submit(corpus, provider, stubber)
-    approvals = list(Decision.objects.filter(project=corpus, kind="approve").values_list("pk", flat=True))
-    assert len(approvals) == 3 and Decision.objects.filter(project=corpus).count() == 3
+    # Decided at sync, once MTurk has confirmed the workers: nothing before.
+    assert not Decision.objects.filter(project=corpus).exists()
 
     real_approve = provider.approve
     calls = []
@@ -124,6 +126,8 @@ def test_postgres_restarted_mid_sync(corpus, mturk, mturk_client):
     # The 3rd approval was queued but never sent: drop it from the Stubber's queue, the re-run sends it.
     stubber._queue.clear()
     provider.approve = real_approve
+    approvals = list(Decision.objects.filter(project=corpus, kind="approve").values_list("pk", flat=True))
+    assert len(approvals) == 3 and Decision.objects.filter(project=corpus).count() == 3
 
     interrupted = Decision.objects.get(pk__in=approvals, attempts=1, status="pending",
                                        assignment__crowd_claim__external_assignment_id=calls[1])

@@ -22,9 +22,10 @@ import redis as redis_client
 from django.core.management import call_command
 
 from annotation.crowd.tasks import drain_publishing
-from annotation.models import CrowdBatch, CrowdHit, Project
+from annotation.models import CrowdBatch, CrowdHit
 from annotation.services.hits import build_hits
 from config.celery_app import app
+from corpus.models import Project
 from tests.crowd.mturk_server import FakeMTurk, start
 from tests.reliability.conftest import ROOT, PrivateRedis, wait_until
 from tests.work import import_generated

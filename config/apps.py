@@ -1,0 +1,16 @@
+"""The project package as an app, for what must happen once Django has started and never when settings are imported."""
+
+from pathlib import Path
+
+from django.apps import AppConfig
+from django.conf import settings
+
+
+class FinegrainConfig(AppConfig):
+    name = "config"
+    verbose_name = "finegrain"
+
+    def ready(self) -> None:
+        # The SQLite database's folder, the embedded broker's and the laptop's STATIC_ROOT (config/settings.py).
+        for folder in settings.FINEGRAIN_STARTUP_FOLDERS:
+            Path(folder).mkdir(parents=True, exist_ok=True)

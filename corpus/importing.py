@@ -1,0 +1,449 @@
+"""Dataset import (JSONL or CSV with the UniSumEval field names; one row = one summary, documents shared by uid).
+
+The rules: validate every row before writing anything; report every problem with its line and field; write all or
+nothing; re-importing the same file changes nothing; a re-import that disagrees with what is stored is an error.
+"""
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
+from corpus.segmentation import segment_document, segment_summary
+from corpus.storable_text import unstorable
+
+REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
+OPTIONAL_TEXT = ("length", "redact_type", "reference")
+OPTIONAL_LISTS = ("sentences", "pred_keyfact", "keyfact")
+KNOWN_FIELDS = set(REQUIRED) | set(OPTIONAL_TEXT) | set(OPTIONAL_LISTS)
+# Long texts: what the size limit applies to.
+TEXT_FIELDS = ("document", "summary", "reference")
+# Fields that describe the document: every row of one uid must agree on them.
+DOCUMENT_FIELDS = ("doc_id", "source", "domain", "input_type", "length", "redact_type", "reference", "document")
+INPUT_TYPES = {choice.value for choice in Document.InputType}
+LENGTHS = {choice.value for choice in Document.Length}
+MAX_KEYFACTS = 100
+
+
+def column_lengths() -> dict[str, int]:
+    """Field -> the max_length of the column it is stored in, read from the models: SQLite ignores it, PostgreSQL
+    refuses a longer value, and the import must refuse it the same way on both, with a message."""
+    columns = {name: Document._meta.get_field(name) for name in ("uid", "doc_id", "source", "domain",
+                                                                  "redact_type")}
+    columns["model"] = Summary._meta.get_field("model")
+    return {name: column.max_length for name, column in columns.items()}
+
+
+MAX_LENGTHS = column_lengths()
+
+
+@dataclass(frozen=True)
+class RowError:
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "file"
+        return f"{where}, field '{self.field}': {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class DatasetError(Exception):
+    """The file cannot be imported; `errors` lists every problem found. Nothing was written."""
+
+    def __init__(self, errors: list[RowError]):
+        self.errors = errors
+        super().__init__("\n".join(str(error) for error in errors))
+
+
+@dataclass
+class ImportResult:
+    documents_created: int = 0
+    documents_unchanged: int = 0
+    summaries_created: int = 0
+    summaries_unchanged: int = 0
+    keyfacts_created: int = 0
+    rows: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.documents_created or self.summaries_created or self.keyfacts_created)
+
+
+@dataclass
+class Row:
+    line: int
+    values: dict = field(default_factory=dict)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def decode(data: bytes) -> str:
+    if not data.strip():
+        raise DatasetError([RowError(0, "", "the file is empty")])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DatasetError([RowError(line, "", f"invalid UTF-8 at byte {exc.start}; save the file as UTF-8")]) from None
+
+
+def guess_format(filename: str) -> str:
+    name = filename.lower()
+    if name.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    if name.endswith(".csv"):
+        return "csv"
+    raise DatasetError([RowError(0, "", f"cannot tell the format of {filename!r}: use a .jsonl or .csv file")])
+
+
+# Python's JSON parser recurses once per level and gives up near a thousand; no row of a dataset nests at all.
+NESTED_TOO_DEEPLY = "not valid JSON: nested too deeply (a row is one JSON object of strings and lists of strings)"
+
+
+def read_jsonl(text: str, errors: list[RowError]) -> Iterator[Row]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(RowError(number, "", f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except RecursionError:
+            errors.append(RowError(number, "", NESTED_TOO_DEEPLY))
+            continue
+        if not isinstance(values, dict):
+            errors.append(RowError(number, "", f"expected a JSON object, got {type(values).__name__}"))
+            continue
+        yield Row(number, values)
+
+
+def read_csv(text: str, errors: list[RowError]) -> Iterator[Row]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        errors.append(RowError(1, "", f"unreadable CSV header ({exc})"))
+        return
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        errors.append(RowError(1, "", f"the header lacks required column(s): {', '.join(missing)}"))
+        return
+    start = reader.line_num + 1
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            errors.append(RowError(start, "", f"unreadable CSV row ({exc})"))
+            return
+        if None in values:
+            errors.append(RowError(start, "", "the row has more cells than the header"))
+        else:
+            for name in OPTIONAL_LISTS:
+                # Lists travel through CSV as JSON arrays; an empty cell means "not given".
+                cell = values.get(name)
+                if cell in (None, ""):
+                    values.pop(name, None)
+                    continue
+                try:
+                    values[name] = json.loads(cell)
+                except (json.JSONDecodeError, RecursionError):
+                    errors.append(RowError(start, name, 'must be a JSON array of strings, e.g. ["a", "b"]'))
+                    values.pop(name)
+            for name in OPTIONAL_TEXT:
+                if values.get(name) == "" and name != "reference":
+                    values.pop(name)
+            yield Row(start, values)
+        start = reader.line_num + 1
+
+
+def check_row(row: Row, max_chars: int) -> list[RowError]:
+    errors = []
+    values = row.values
+    for name in REQUIRED:
+        value = values.get(name)
+        if value is None:
+            errors.append(RowError(row.line, name, "missing required field"))
+        elif not isinstance(value, str):
+            errors.append(RowError(row.line, name, f"must be a string, got {type(value).__name__}"))
+        elif not value.strip():
+            errors.append(RowError(row.line, name, "must not be empty"))
+    for name in OPTIONAL_TEXT:
+        value = values.get(name)
+        if value is not None and not isinstance(value, str):
+            errors.append(RowError(row.line, name, f"must be a string, got {type(value).__name__}"))
+    for name in OPTIONAL_LISTS:
+        if name not in values:
+            continue
+        value = values[name]
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            errors.append(RowError(row.line, name, "must be a list of non-empty strings"))
+        elif name == "sentences" and not value:
+            errors.append(RowError(row.line, name, "must list at least one sentence"))
+        elif len(value) > MAX_KEYFACTS and name != "sentences":
+            errors.append(RowError(row.line, name, f"at most {MAX_KEYFACTS} key-facts per document"))
+    errors += check_storable(row)
+    for name, limit in MAX_LENGTHS.items():
+        value = values.get(name)
+        if isinstance(value, str) and len(value) > limit:
+            errors.append(RowError(row.line, name, f"is {len(value):,} characters; the limit is {limit:,}"))
+    unreadable = {name for name in values if unstorable(name)}
+    if unreadable:
+        errors.append(RowError(row.line, "", f"a field name {unstorable(min(unreadable))}"))
+    unknown = sorted(set(values) - KNOWN_FIELDS - unreadable)
+    if unknown:
+        errors.append(RowError(row.line, unknown[0], f"unknown field(s): {', '.join(unknown)}"))
+    if isinstance(values.get("input_type"), str) and values["input_type"] and values["input_type"] not in INPUT_TYPES:
+        errors.append(RowError(row.line, "input_type", f"must be one of {sorted(INPUT_TYPES)}"))
+    if isinstance(values.get("length"), str) and values["length"] not in LENGTHS:
+        errors.append(RowError(row.line, "length", f"must be one of {sorted(LENGTHS)} (or left out)"))
+    for name in TEXT_FIELDS:
+        value = values.get(name)
+        if isinstance(value, str) and len(value) > max_chars:
+            errors.append(
+                RowError(row.line, name, f"is {len(value):,} characters; the limit is {max_chars:,} "
+                         "(setting FINEGRAIN_MAX_TEXT_CHARS)")
+            )
+    return errors
+
+
+def check_storable(row: Row) -> list[RowError]:
+    """Every text of the row, list items included, must be storable (corpus.storable_text)."""
+    errors = []
+    for name in (*REQUIRED, *OPTIONAL_TEXT, *OPTIONAL_LISTS):
+        value = row.values.get(name)
+        if isinstance(value, str) and (reason := unstorable(value)):
+            errors.append(RowError(row.line, name, reason))
+        elif isinstance(value, list):
+            for position, item in enumerate(value, start=1):
+                if isinstance(item, str) and (reason := unstorable(item)):
+                    errors.append(RowError(row.line, name, f"item {position} {reason}"))
+    return errors
+
+
+@dataclass
+class PlannedDocument:
+    first_line: int
+    values: dict
+    summaries: dict = field(default_factory=dict)  # model -> (line, text, sentences or None)
+    pred_keyfact: list | None = None
+    keyfact: list | None = None
+
+
+def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict[str, PlannedDocument]:
+    """Group rows into documents, checking that rows of one uid agree and that no (uid, model) repeats."""
+    documents: dict[str, PlannedDocument] = {}
+    for row in rows:
+        values = row.values
+        word_count = len(values["document"].split())
+        values.setdefault("length", project.length_for(word_count))
+        values.setdefault("redact_type", "")
+        values.setdefault("reference", "")
+        planned = documents.get(values["uid"])
+        if planned is None:
+            planned = documents[values["uid"]] = PlannedDocument(row.line, values)
+        else:
+            for name in DOCUMENT_FIELDS:
+                if planned.values[name] != values[name]:
+                    errors.append(RowError(row.line, name, f"differs from line {planned.first_line} for the "
+                                                           f"same uid {values['uid']!r}"))
+        model = values["model"]
+        if model in planned.summaries:
+            errors.append(RowError(row.line, "model", f"duplicate row: uid {values['uid']!r} and model {model!r} "
+                                                      f"already appear on line {planned.summaries[model][0]}"))
+        else:
+            planned.summaries[model] = (row.line, values["summary"], values.get("sentences"))
+        for name in ("pred_keyfact", "keyfact"):
+            if name in values:
+                if getattr(planned, name) is None:
+                    setattr(planned, name, values[name])
+                elif getattr(planned, name) != values[name]:
+                    errors.append(RowError(row.line, name, f"differs from an earlier row of uid {values['uid']!r}"))
+    return documents
+
+
+def planned_keyfacts(planned: PlannedDocument) -> list[tuple[str, str, str]]:
+    """(text, origin, status) in index order: candidates first, then human key-facts (paper B.3)."""
+    facts = [(text, KeyFact.Origin.IMPORTED, KeyFact.Status.CANDIDATE) for text in planned.pred_keyfact or []]
+    facts += [(text, KeyFact.Origin.HUMAN, KeyFact.Status.ACCEPTED) for text in planned.keyfact or []]
+    return facts
+
+
+def compare_with_stored(documents: dict[str, PlannedDocument], project: Project, errors: list[RowError]) -> dict:
+    """Find what is already stored; a disagreement with the stored data is an error, never an overwrite."""
+    uids = list(documents)
+    stored: dict[str, Document] = {}
+    for start in range(0, len(uids), 500):
+        for document in project.documents.filter(uid__in=uids[start : start + 500]):
+            stored[document.uid] = document
+    if not stored:
+        return stored
+    summaries: dict[tuple[int, str], Summary] = {}
+    sentence_texts: dict[int, list[str]] = {}
+    keyfacts: dict[int, list[tuple[str, str, str]]] = {}
+    ids = [document.pk for document in stored.values()]
+    for summary in Summary.objects.filter(document_id__in=ids):
+        summaries[(summary.document_id, summary.model)] = summary
+    for sentence in SummarySentence.objects.filter(summary__document_id__in=ids).order_by("summary_id", "index"):
+        sentence_texts.setdefault(sentence.summary_id, []).append(sentence.text)
+    for fact in KeyFact.objects.filter(document_id__in=ids).order_by("document_id", "index"):
+        keyfacts.setdefault(fact.document_id, []).append((fact.text, fact.origin, fact.status))
+
+    for uid, document in stored.items():
+        planned = documents[uid]
+        for name in DOCUMENT_FIELDS:
+            stored_value = document.text if name == "document" else getattr(document, name)
+            if stored_value != planned.values[name]:
+                errors.append(RowError(planned.first_line, name, f"conflicts with the stored document {uid!r} "
+                                                                 "(a re-import must not change stored data)"))
+        for model, (line, text, sentences) in planned.summaries.items():
+            summary = summaries.get((document.pk, model))
+            if summary is None:
+                continue
+            if summary.text != text:
+                errors.append(RowError(line, "summary", f"conflicts with the stored summary of {uid!r} by {model!r}"))
+            elif sentences is not None and sentence_texts.get(summary.pk, []) != sentences:
+                errors.append(RowError(line, "sentences", f"differ from the stored sentences of {uid!r} by {model!r}"))
+        existing = keyfacts.get(document.pk)
+        wanted = planned_keyfacts(planned)
+        if existing and wanted and [fact[0] for fact in existing[: len(wanted)]] != [fact[0] for fact in wanted]:
+            errors.append(RowError(planned.first_line, "pred_keyfact", f"key-facts conflict with those stored "
+                                                                      f"for {uid!r}"))
+    return {"documents": stored, "summaries": summaries, "keyfacts": keyfacts}
+
+
+def parse(data: bytes, filename: str, project: Project) -> tuple[dict[str, PlannedDocument], list[RowError]]:
+    max_bytes = settings.FINEGRAIN_MAX_UPLOAD_BYTES
+    if len(data) > max_bytes:
+        raise DatasetError([RowError(0, "", f"the file is {len(data):,} bytes; the limit is {max_bytes:,}")])
+    text = decode(data)
+    errors: list[RowError] = []
+    reader = read_jsonl if guess_format(filename) == "jsonl" else read_csv
+    rows = []
+    for row in reader(text, errors):
+        row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS)
+        errors.extend(row_errors)
+        if not row_errors:
+            rows.append(row)
+    if not rows and not errors:
+        errors.append(RowError(0, "", "the file holds no rows"))
+    documents = plan_rows(rows, project, errors)
+    return documents, errors
+
+
+def import_dataset(*, project: Project, data: bytes, filename: str, progress=None, planned=None) -> ImportResult:
+    """Validate the whole file, then write it in one transaction. Raises DatasetError listing every problem.
+
+    `planned(n)` once the file is checked, with the number of documents it holds; `progress(1)` after each one is
+    segmented. Segmenting (most of an import's time) happens before the write's transaction, so that a job's
+    progress is visible while it runs."""
+    documents, errors = parse(data, filename, project)
+    stored = compare_with_stored(documents, project, errors) if not errors else {}
+    if errors:
+        raise DatasetError(sorted(errors, key=lambda error: (error.line, error.field)))
+    if planned:
+        planned(len(documents))
+    segmented = segment_new(documents, stored, progress)
+    try:
+        return write_documents(project, documents, stored, segmented)
+    except IntegrityError:
+        # Another import of the same documents committed between our check and our write (the unique
+        # constraints caught it); our transaction was rolled back whole.
+        raise DatasetError([RowError(0, "", "another import wrote some of these documents at the same time; "
+                                            "nothing was imported from this file: run it again")]) from None
+
+
+@dataclass
+class Segmented:
+    documents: dict[str, list] = field(default_factory=dict)  # uid -> its sentences (new documents only)
+    summaries: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (uid, model) -> sentence texts
+
+
+def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress) -> Segmented:
+    """Split what is not stored yet into sentences: the new documents and the new summaries."""
+    stored_documents = stored.get("documents", {})
+    stored_summaries = stored.get("summaries", {})
+    segmented = Segmented()
+    for uid, planned in documents.items():
+        document = stored_documents.get(uid)
+        if document is None:
+            dialogue = planned.values["input_type"] == Document.InputType.DIALOGUE
+            segmented.documents[uid] = segment_document(planned.values["document"], dialogue=dialogue)
+        for model, (_line, text, given_sentences) in planned.summaries.items():
+            if document is not None and (document.pk, model) in stored_summaries:
+                continue
+            segmented.summaries[(uid, model)] = (given_sentences if given_sentences is not None
+                                                 else segment_summary(text))
+        if progress:
+            progress(1)
+    return segmented
+
+
+@transaction.atomic
+def write_documents(project: Project, documents: dict[str, PlannedDocument], stored: dict,
+                    segmented: Segmented) -> ImportResult:
+    result = ImportResult(rows=sum(len(planned.summaries) for planned in documents.values()))
+    stored_documents = stored.get("documents", {})
+    stored_summaries = stored.get("summaries", {})
+    stored_keyfacts = stored.get("keyfacts", {})
+
+    new_documents = []
+    for uid, planned in documents.items():
+        if uid in stored_documents:
+            result.documents_unchanged += 1
+            continue
+        values = planned.values
+        new_documents.append(
+            Document(
+                project=project, uid=uid, doc_id=values["doc_id"], source=values["source"], domain=values["domain"],
+                input_type=values["input_type"], length=values["length"], redact_type=values["redact_type"],
+                text=values["document"], reference=values["reference"], word_count=len(values["document"].split()),
+                text_sha256=sha256(values["document"]),
+            )
+        )
+    Document.objects.bulk_create(new_documents, batch_size=500)
+    result.documents_created = len(new_documents)
+    by_uid = {**stored_documents, **{document.uid: document for document in new_documents}}
+
+    sentences = []
+    for document in new_documents:
+        for sentence in segmented.documents[document.uid]:
+            sentences.append(DocumentSentence(document=document, index=sentence.index, text=sentence.text,
+                                              turn=sentence.turn, speaker=sentence.speaker))
+    DocumentSentence.objects.bulk_create(sentences, batch_size=2000)
+
+    new_summaries, summary_sentences = [], []
+    keyfacts = []
+    for uid, planned in documents.items():
+        document = by_uid[uid]
+        for model, (_line, text, _given) in planned.summaries.items():
+            if (document.pk, model) in stored_summaries:
+                result.summaries_unchanged += 1
+                continue
+            summary = Summary(document=document, model=model, text=text, text_sha256=sha256(text))
+            new_summaries.append(summary)
+            pieces = segmented.summaries[(uid, model)]
+            summary_sentences.extend(SummarySentence(summary=summary, index=i, text=t) for i, t in enumerate(pieces))
+        if not stored_keyfacts.get(document.pk):
+            for index, (text, origin, status) in enumerate(planned_keyfacts(planned)):
+                keyfacts.append(KeyFact(document=document, index=index, text=text, origin=origin, status=status))
+    Summary.objects.bulk_create(new_summaries, batch_size=500)
+    # bulk_create set the summaries' primary keys; re-point the sentences at them.
+    for sentence in summary_sentences:
+        sentence.summary_id = sentence.summary.pk
+    SummarySentence.objects.bulk_create(summary_sentences, batch_size=2000)
+    KeyFact.objects.bulk_create(keyfacts, batch_size=2000)
+    result.summaries_created = len(new_summaries)
+    result.keyfacts_created = len(keyfacts)
+    return result

@@ -1,0 +1,194 @@
+"""Long work (imports, HIT building, assist runs, exports, crowd publishing) is a row the pages poll; a Celery task
+that a worker process runs does the work, never a web request.
+
+One pattern for every kind: an `<x>_start` service calls `job_start`, which writes the row and queues the kind's task
+once the row is committed; the task takes the row's id and calls the kind's service through `Job.run`, which marks
+the row running and records any error that escapes; the service reports progress with `advance` and ends the row
+with `finish` or `fail`. Pages show the row with templates/jobs/_job.html, polled through one view
+(annotation/views/jobs.py) that tells htmx to stop polling once the job is finished.
+"""
+
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import PurePath
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+
+from .project import Project
+
+
+def job_upload_to(job: "Job", filename: str) -> str:
+    # A random folder per upload: two files of one name never meet, and the name says nothing about the project.
+    return f"uploads/{uuid.uuid4().hex}/{PurePath(filename).name[-150:]}"
+
+
+class JobQuerySet(models.QuerySet):
+    def open(self) -> "JobQuerySet":
+        return self.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+
+
+class JobAlreadyOpen(Exception):
+    """A job of this kind is still queued or running for the project; `job` is that one."""
+
+    def __init__(self, job: "Job"):
+        self.job = job
+        super().__init__(f"{job.get_kind_display()} #{job.pk} is still {job.get_status_display().lower()}")
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        IMPORT = "import", "Import"
+        HITS_BUILD = "hits_build", "Build HITs"
+        ASSIST = "assist", "AI assistance"
+        EXPORT = "export", "Export"
+        PUBLISH = "crowd_publish", "Crowd publishing"
+        EVALUATOR = "evaluator", "Automatic evaluator"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    # What `progress` and `total` count.
+    UNITS = {Kind.IMPORT: "documents", Kind.HITS_BUILD: "tasks", Kind.ASSIST: "documents",
+             Kind.EXPORT: "summaries", Kind.PUBLISH: "HITs",
+             Kind.EVALUATOR: "documents"}
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=40, choices=Kind.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    message = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    # What the job was asked to do (its start arguments); `result` is what it did.
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    # An uploaded file the job reads (an import); deleted when the job ends.
+    input_file = models.FileField(upload_to=job_upload_to, max_length=300, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        db_table = "annotation_job"
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        return min(100, int(100 * self.progress / self.total)) if self.total else 0
+
+    @property
+    def unit(self) -> str:
+        return self.UNITS.get(self.kind, "steps")
+
+    @property
+    def detail_template(self) -> str:
+        """The kind's own lines inside the one job fragment (templates/jobs/_<kind>.html)."""
+        return f"jobs/_{self.kind}.html"
+
+    def run(self, work: Callable[["Job"], None], *, expected: tuple[type[Exception], ...] = ()) -> None:
+        """The body of every job task: mark the row running and call `work(job)`, which advances and finishes it
+        (or leaves that to the tasks it queues). An error of the `expected` kinds fails the row; any other error
+        fails it too and is raised again, so that Celery logs it. A finished job is not run again (a redelivered
+        message)."""
+        if self.is_finished:
+            return
+        self.begin()
+        try:
+            work(self)
+        except expected as exc:
+            self.fail(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            self.fail(f"{type(exc).__name__}: {exc}")
+            raise
+
+    def begin(self, total: int | None = None) -> None:
+        self.status, self.started = self.Status.RUNNING, self.started or timezone.now()
+        fields = ["status", "started"]
+        if total is not None:
+            self.total, self.progress = total, 0
+            fields += ["total", "progress"]
+        self.save(update_fields=fields)
+
+    def advance(self, step: int = 1, message: str = "") -> None:
+        # An UPDATE with F() so that parallel per-document tasks never overwrite each other's progress.
+        Job.objects.filter(pk=self.pk).update(progress=models.F("progress") + step, message=message[:300])
+
+    def reporter(self, message: str = "", every: float = 1.0) -> "ProgressReporter":
+        """A `progress(step)` callable for long loops: it writes to the row at most once every `every` seconds."""
+        return ProgressReporter(self, message, every)
+
+    def finish(self, result: dict | None = None) -> None:
+        self.refresh_from_db(fields=["progress", "message"])
+        self.status, self.finished, self.result = self.Status.DONE, timezone.now(), result or {}
+        self.save(update_fields=["status", "finished", "result"])
+        self._drop_input()
+
+    def fail(self, error: str, result: dict | None = None) -> None:
+        self.status, self.finished, self.error = self.Status.FAILED, timezone.now(), error
+        fields = ["status", "finished", "error"]
+        if result is not None:
+            self.result = result
+            fields.append("result")
+        self.save(update_fields=fields)
+        self._drop_input()
+
+    def _drop_input(self) -> None:
+        # The upload served its purpose: its rows are stored or its problems are listed on the row.
+        if self.input_file:
+            self.input_file.delete(save=False)
+            Job.objects.filter(pk=self.pk).update(input_file="")
+
+
+class ProgressReporter:
+    """Counts steps and writes them to the job's row now and then: one UPDATE per document would cost an import of
+    thousands of documents more than the documents themselves (SQLite commits each one to disk)."""
+
+    def __init__(self, job: Job, message: str, every: float):
+        self.job, self.message, self.every = job, message, every
+        self.pending, self.written = 0, time.monotonic()
+
+    def __call__(self, step: int = 1) -> None:
+        self.pending += step
+        if time.monotonic() - self.written >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.job.advance(self.pending, self.message)
+        self.pending, self.written = 0, time.monotonic()
+
+
+def job_start(*, kind: str, project: Project, task, user=None, total: int = 0, params: dict | None = None,
+              input_file=None, exclusive: bool = False) -> Job:
+    """Write the job's row and queue `task(job_id)` once the row is committed (a worker never looks for a row that
+    is not there yet). `exclusive`: refuse with JobAlreadyOpen while a job of this kind is open for the project."""
+    with transaction.atomic():
+        if exclusive:
+            # The project row's lock makes two clicks at once start one job, not two.
+            Project.objects.select_for_update().filter(pk=project.pk).first()
+            running = project.jobs.open().filter(kind=kind).first()
+            if running is not None:
+                raise JobAlreadyOpen(running)
+        job = Job.objects.create(project=project, kind=kind, total=total, params=params or {},
+                                 input_file=input_file or "",
+                                 created_by=user if user is not None and user.is_authenticated else None)
+        transaction.on_commit(lambda: task.delay(job.pk))
+    return job

@@ -1,0 +1,111 @@
+"""A project and who may work on it. The protocol's knobs (UniSumEval 3.4-3.5, G.1-G.2) are columns here."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.urls import reverse
+
+
+class Assistance(models.TextChoices):
+    """How much AI assistance an annotator sees (paper 3.4); the ablation reruns with a lower level."""
+
+    NONE = "none", "No assistance"
+    HIGHLIGHTS = "highlights", "Highlights only"
+    LABEL = "label", "Highlights + AI label"
+    REASON = "reason", "Highlights + AI label + reason"
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    # Paper 3.4: three annotators per unit, top 30% of source sentences highlighted, ~20% attention checks.
+    annotators_per_unit = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    highlight_fraction = models.FloatField(
+        default=0.30, validators=[MinValueValidator(0.01), MaxValueValidator(1.0)]
+    )
+    attention_check_rate = models.FloatField(default=0.20, validators=[MinValueValidator(0.0), MaxValueValidator(0.9)])
+    assistance = models.CharField(max_length=16, choices=Assistance.choices, default=Assistance.REASON)
+    # Appendix A: a document of 900 words or more is long.
+    long_threshold_words = models.PositiveIntegerField(default=900)
+    # How long a reserved HIT stays with one annotator before it returns to the pool.
+    reservation_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
+
+    # Paper G.1-G.2: pay at least 50% above the US federal minimum wage ($7.25/h), bonus $25 per 500 good HITs.
+    hourly_wage_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.88"))
+    bonus_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("25.00"))
+    bonus_every_hits = models.PositiveIntegerField(default=500)
+    min_approval_rate = models.PositiveSmallIntegerField(default=95, validators=[MaxValueValidator(100)])
+    min_approved_hits = models.PositiveIntegerField(default=1000)
+    worker_locales = models.CharField(max_length=100, default="AU,CA,NZ,GB,US")
+
+    # Quality control (paper G.1, G.3; annotation/quality/). A submission passes when the share of its attention
+    # checks that failed is at most `max_failed_check_share` (0: every check must pass).
+    max_failed_check_share = models.FloatField(default=0.0,
+                                               validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # Crowd workers (MTurk, Prolific) only: in-house annotators are never paid or refused through a provider.
+    reject_failed = models.BooleanField(default=True, help_text="Reject crowd submissions that fail their checks")
+    block_after_failures = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    pause_below_pass_rate = models.FloatField(default=0.5, validators=[MinValueValidator(0.0),
+                                                                       MaxValueValidator(1.0)])
+    pass_rate_window = models.PositiveSmallIntegerField(default=10, validators=[MinValueValidator(1)])
+    # The dashboard flags annotators whose median time per item is below this (implausibly fast work).
+    fast_seconds_per_item = models.FloatField(default=3.0, validators=[MinValueValidator(0.0)])
+    # The offline pre-labeler's similarity threshold for this project (assist.llm.offline); empty: the
+    # FINEGRAIN_OFFLINE_THRESHOLD setting. `calibrate_offline` sets it from the project's own human labels.
+    offline_threshold = models.DecimalField(max_digits=3, decimal_places=2, null=True, blank=True,
+                                            validators=[MinValueValidator(-1), MaxValueValidator(1)],
+                                            help_text="Cosine similarity below which the offline labeler flags a "
+                                                      "sentence; empty: the FINEGRAIN_OFFLINE_THRESHOLD setting")
+
+    class Qualification(models.TextChoices):
+        CROWD = "crowd", "Crowd and link annotators must pass the screening test"
+        ALL = "all", "Everybody must pass the screening test"
+        NONE = "none", "No screening test"
+
+    # Paper G.1: a 10-question comprehension test passed at 100%. In-house accounts are trained in person.
+    qualification_required = models.CharField(max_length=8, choices=Qualification.choices,
+                                              default=Qualification.CROWD)
+    # Attempts at the screening test per annotator in this project: a test retried without limit, with its score
+    # shown, is guessed rather than passed.
+    screening_attempts = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+
+    class Meta:
+        db_table = "annotation_project"
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("project_detail", args=[self.slug])
+
+    def length_for(self, word_count: int) -> str:
+        return "long" if word_count >= self.long_threshold_words else "short"
+
+    def role_of(self, user) -> str | None:
+        if not user.is_authenticated:
+            return None
+        membership = self.memberships.filter(user=user).first()
+        return membership.role if membership else None
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        MANAGER = "manager", "Manager"
+        ANNOTATOR = "annotator", "Annotator"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+
+    class Meta:
+        db_table = "annotation_membership"
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="one_membership_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) in {self.project}"

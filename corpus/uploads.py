@@ -1,0 +1,38 @@
+"""A dataset upload, imported by a worker: the request stores the file on a Job row and returns at once; the task
+checks every row and writes all or nothing (corpus/importing.py), and the job's page lists every problem."""
+
+import dataclasses
+
+from .importing import DatasetError, import_dataset
+from .models import Job, Project, job_start
+
+# A file with a problem on every line would otherwise put hundreds of thousands of them on one row.
+MAX_LISTED_PROBLEMS = 1000
+
+
+def import_start(*, project: Project, upload, user=None) -> Job:
+    from .tasks import import_task
+
+    return job_start(kind=Job.Kind.IMPORT, project=project, task=import_task, user=user,
+                     params={"filename": upload.name}, input_file=upload)
+
+
+def import_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_import)
+
+
+def _import(job: Job) -> None:
+    with job.input_file.open("rb") as file:
+        data = file.read()
+    job.advance(0, "checking every row")
+    progress = job.reporter("segmenting documents")
+    try:
+        result = import_dataset(project=job.project, data=data, filename=job.params["filename"],
+                                progress=progress, planned=lambda total: job.begin(total=total))
+    except DatasetError as exc:
+        problems = [{"line": error.line, "field": error.field, "message": error.message} for error in exc.errors]
+        job.fail(f"Nothing was imported: {len(problems)} problem{'s' if len(problems) != 1 else ''}.",
+                 result={"problems": problems[:MAX_LISTED_PROBLEMS], "problem_count": len(problems)})
+        return
+    progress.flush()
+    job.finish(dataclasses.asdict(result))

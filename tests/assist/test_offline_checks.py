@@ -1,0 +1,110 @@
+"""The offline labeler's rule-based checks (assist.llm.offline_checks): what is extracted from a sentence and when
+the document supports it. Plain functions over text: no model, no database."""
+
+import pytest
+
+from assist.llm.offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Source, analyse, opposites
+
+
+def items(text: str) -> list[tuple[str, str, object]]:
+    return [(item.kind, item.text, next(iter(item.values))) for item in analyse(text).items]
+
+
+@pytest.mark.parametrize("text, kind, shown, value", [
+    ("The bridge cost £3.2 million in the end.", NUMBER, "£3.2 million", 3_200_000),
+    ("The bridge cost 3,200,000 pounds in the end.", NUMBER, "3,200,000", 3_200_000),
+    ("It holds forty thousand books.", NUMBER, "forty thousand", 40_000),
+    ("There were twenty-five of them.", NUMBER, "twenty-five", 25),
+    ("two hundred and ten people came", NUMBER, "two hundred and ten", 210),
+    ("Revenue was $1.1bn last year.", NUMBER, "$1.1bn", 1_100_000_000),
+    ("Opened on the 4th of the month.", NUMBER, "4th", 4),
+    ("Sales rose 12% this year.", NUMBER, "12", 12),
+    ("It opens at 8:30 am.", TIME, "8:30 am", (8, 30)),
+    ("The last bus leaves at 7 pm.", TIME, "7 pm", (7, 0)),
+    ("It opened on Wednesday.", DATE, "Wednesday", "Wednesday"),
+    ("Works start in Sept next year.", DATE, "Sept", "September"),
+    ("The train leaves from <PLACE_1> today.", PLACEHOLDER, "<PLACE_1>", "<PLACE_1>"),
+    ("The study was led by Kadri Saar.", NAME, "Kadri", "kadri"),
+])
+def test_it_extracts_the_checkable_details(text, kind, shown, value):
+    assert (kind, shown, value) in items(text)
+
+
+def test_written_ordinals_are_numbers_but_first_time_is_prose():
+    assert (NUMBER, "twenty-first", 21) in items("The next meeting is on the twenty-first of May.")
+    assert (NUMBER, "fifth", 5) in items("It opens on the fifth of March.")
+    assert items("For the first time, in the second half, they scored.") == []
+    assert Source(["We meet on the fourteenth of May."]).anywhere(analyse("They meet on 14 May.").items[0])
+
+
+def test_one_and_the_modal_may_are_not_claims():
+    assert items("One of us may come in one day.") == []
+    assert (DATE, "May", "May") in items("Works start in May 2025.")
+
+
+def test_titles_pronouns_and_speaker_tags_are_not_names():
+    assert items("Then Dr Okafor said #Person1# and I agreed.") == [(NAME, "Okafor", "okafor")]
+
+
+def test_a_capitalised_first_word_is_a_name_only_where_the_document_writes_it_so():
+    source = Source(["Researchers at Tartu met Kadri Saar, and Saar agreed."])
+    checked = [item.text for item in source.checked_items(analyse("Saar published it. Critics disagreed."))]
+    assert checked == ["Saar"]  # "Critics" opens a sentence and is never capitalised inside one.
+
+
+def test_possessives_accents_and_inflections_match_a_name():
+    source = Source(["The Zürich office of the Estonia Trust opened."])
+    for sentence in ("The Zurich office opened.", "The Estonian Trust's office opened."):
+        assert all(source.anywhere(item) for item in source.checked_items(analyse(sentence)))
+
+
+def test_a_number_needs_the_same_value_unless_it_is_hedged_as_a_rounding():
+    source = Source(["The car park has 140 spaces and 8.4 million visitors."])
+    [about] = analyse("It has about 150 spaces.").items
+    [over] = analyse("It has over 150 spaces.").items
+    [exact] = analyse("It has 8,400,000 visitors.").items
+    assert source.anywhere(about) and not source.anywhere(over) and source.anywhere(exact)
+
+
+def test_a_time_matches_a_bare_hour_and_a_written_number():
+    source = Source(["We have a table at seven o'clock."])
+    [time] = analyse("The table is booked for 7 pm.").items
+    assert source.anywhere(time)
+
+
+def test_a_number_conflicts_when_the_closest_sentences_count_the_same_thing_otherwise():
+    source = Source(["It has 22 consulting rooms and a pharmacy.", "The car park was enlarged to 140 spaces."])
+    [swapped] = analyse("The car park was enlarged to 22 spaces.").items
+    assert source.anywhere(swapped)  # 22 is in the document, counting rooms...
+    assert source.conflict(swapped, [1, 0]) == (1, "140 spaces")  # ...but the closest sentence counts 140 spaces.
+    [fused] = analyse("The clinic has 22 consulting rooms.").items
+    assert source.conflict(fused, [1]) is None  # Stated elsewhere with the same unit: a fused sentence.
+
+
+def test_a_range_names_its_unit_once():
+    source = Source(["The bridge cuts the walk from 35 minutes to about 12."])
+    [_, twelve] = analyse("It cuts the walk from 35 to about 12 minutes.").items
+    assert twelve.unit == "minute" and source.conflict(twelve, [0]) is None
+
+
+def test_dates_and_times_found_elsewhere_never_conflict():
+    source = Source(["The vote was on 4 March.", "It should be finished by the end of June."])
+    june = [item for item in analyse("Due by June, it was voted on in March.").items if item.text == "June"][0]
+    assert source.conflict(june, [0]) is None
+
+
+def test_speaker_labels_support_names():
+    source = Source(["Titanium is too expensive."], speakers=["Industrial Designer"])
+    assert all(source.anywhere(item) for item in source.checked_items(analyse("The Industrial Designer said no.")))
+    assert not Source(["Titanium is too expensive."]).anywhere(analyse("The Industrial Designer said no.").items[0])
+
+
+def test_opposite_words_are_found_where_the_source_does_not_use_the_summary_word():
+    said = analyse("Waiting times will rise to ten days.")
+    assert opposites(said, analyse("Waiting times are expected to fall to ten days.")) == [("rise", "fall")]
+    assert opposites(said, analyse("Times rise in winter and fall in summer.")) == []
+
+
+def test_negation_is_noticed():
+    assert analyse("The clinic hasn't opened.").negated and analyse("It never opened.").negated
+    assert not analyse("The clinic opened on Monday.").negated
