@@ -27,5 +27,5 @@ def describe_unit(unit: Unit) -> str:
 def describe_source(backend: str, model: str) -> str:
     """The name annotators see next to an AI judgment; the offline labeler must never pass for an LLM."""
     if backend.startswith("offline"):
-        return "Offline labeler (similarity and rule checks, not an LLM)"
+        return "Offline labeler (sentence similarity and rules, not an LLM)"
     return f"{backend} · {model}" if model else backend

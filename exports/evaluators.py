@@ -120,9 +120,15 @@ def import_evaluator_scores(*, project: Project, evaluator: str, data: bytes, fi
     evaluator = evaluator.strip()
     if not evaluator:
         raise DatasetError([RowError(0, "", "the evaluator needs a name")])
+    limit = EvaluatorScore._meta.get_field("evaluator").max_length
+    if len(evaluator) > limit:
+        raise DatasetError([RowError(0, "", f"the evaluator's name is {len(evaluator):,} characters; "
+                                            f"the limit is {limit}")])
+    if problem := unstorable(evaluator):
+        raise DatasetError([RowError(0, "", f"the evaluator's name {problem}")])
     if not EVALUATOR_NAME.fullmatch(evaluator):
-        raise DatasetError([RowError(0, "", f"the evaluator's name {evaluator[:120]!r} must be 1 to 100 letters, "
-                                            "digits and . _ - + : @ (it names the evaluator's CSV download)")])
+        raise DatasetError([RowError(0, "", f"the evaluator's name {evaluator!r} may hold only letters, digits "
+                                            "and . _ - + : @ (it names the evaluator's CSV download)")])
     if evaluator.lower() in BUILT_IN:
         raise DatasetError([RowError(0, "", f"{evaluator!r} is a built-in evaluator: run it (run_evaluator), or "
                                             "import these scores under another name")])

@@ -101,7 +101,7 @@ def test_it_snapshots_highlights_and_the_latest_ok_prelabel_of_the_configured_ba
     assert unit.highlighted == [1]
     assert unit.ai_category == "relation"
     assert unit.ai_reason == "The source says the pier is rebuilt, not demolished."
-    assert unit.ai_source == "Offline labeler (similarity and rule checks, not an LLM)"
+    assert unit.ai_source == "Offline labeler (sentence similarity and rules, not an LLM)"
     settings.FINEGRAIN_LLM_BACKEND = "openai"
     build_hits(project, "fv")
     unit.refresh_from_db()

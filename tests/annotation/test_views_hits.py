@@ -59,7 +59,7 @@ def test_it_shows_the_sentences_the_ai_judgment_and_the_numbered_source(client, 
     html = client.get(page_url(assignment)).content.decode()
     assert "The council voted 9-0 to demolish the pier." in html
     assert "Relation error" in html and "The source says the pier is rebuilt, not demolished." in html
-    assert "Offline labeler (similarity and rule checks, not an LLM)" in html
+    assert "Offline labeler (sentence similarity and rules, not an LLM)" in html
     assert "Is the AI right?" in html and 'name="u0-ai_right"' in html
     assert 'id="item-0"' in html and 'data-highlight="1"' in html
     assert '<span class="sentence" id="s0"><sup>1</sup>The Harbor Council voted 7-2' in html

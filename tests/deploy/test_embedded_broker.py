@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 DOCUMENTS = 40
 SETUP = """
 from django.contrib.auth import get_user_model
-from annotation.models import Membership, Project
+from corpus.models import Membership, Project
 project = Project.objects.create(slug="demo", name="Demo")
 user = get_user_model().objects.create_user("manager", password="pw-manager-1", is_staff=True)
 Membership.objects.create(project=project, user=user, role=Membership.Role.MANAGER)

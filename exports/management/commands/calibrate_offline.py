@@ -4,7 +4,7 @@ from tqdm import tqdm
 from assist.calibration import CalibrationError
 from exports.offline_calibration import offline_calibrate
 
-from ._common import get_project
+from ._common import get_project_or_command_error
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
 
     def handle(self, *args, project: str, verbosity: int, **options):
-        target = get_project(project)
+        target = get_project_or_command_error(project)
         previous = target.offline_threshold
         bar = tqdm(total=target.documents.count(), desc="calibrate", unit="doc", disable=verbosity < 1,
                    file=self.stderr._out)
