@@ -29,13 +29,21 @@ def import_small(project: Project) -> Project:
     return project
 
 
+# Made-up names, a sentence's neighbours naming others, so that a name can be exchanged for another of its own.
+PEOPLE = ("Anna Lindqvist", "Tomas Berger", "Maria Okafor", "Jonas Petrak", "Lena Hofmann")
+PLACES = ("Halden", "Oskarsund", "Vireton", "Marlby", "Tessin")
+
+
 def import_generated(project: Project, *, documents: int = 10, summarizers: int = 4, sentences: int = 3,
-                     words_per_sentence: int = 12, document_sentences: int | None = None) -> Project:
-    """A synthetic corpus: `documents` x `summarizers` summaries, two candidate key-facts per document."""
+                     words_per_sentence: int = 12, document_sentences: int | None = None,
+                     names: bool = False) -> Project:
+    """A synthetic corpus: `documents` x `summarizers` summaries, two candidate key-facts per document. With
+    `names`, every document sentence also names a person and a place (five of each in turn)."""
     rows = []
     for d in range(documents):
-        text = " ".join(" ".join(f"Word{d}x{s}x{w}" for w in range(words_per_sentence)) + "."
-                        for s in range(document_sentences or sentences * 4))
+        text = " ".join(" ".join(f"Word{d}x{s}x{w}" for w in range(words_per_sentence))
+                        + (f" with {PEOPLE[(d + s) % len(PEOPLE)]} in {PLACES[(d + s) % len(PLACES)]}" if names else "")
+                        + "." for s in range(document_sentences or sentences * 4))
         for m in range(summarizers):
             rows.append({
                 "uid": f"gen-{d}", "doc_id": f"gen-{d}", "source": "Gen", "domain": ("news", "sport")[d % 2],

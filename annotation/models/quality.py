@@ -23,6 +23,9 @@ class AttentionCheck(models.Model):
         # FV: a sentence taken from a document of another domain, shown with a platform-set AI judgment.
         FV_AI_SAYS_CORRECT = "fv_ai_says_correct", "FV: foreign sentence, AI says correct (must disagree)"
         FV_AI_SAYS_ERROR = "fv_ai_says_error", "FV: foreign sentence, AI says error (must agree)"
+        # FV with the offline labeler, whose judgments are its own: a sentence of the document with one name
+        # exchanged for another of its names, an error the labeler does not see.
+        FV_NAME_SWAPPED = "fv_name_swapped", "FV: a name exchanged, AI says correct (must disagree)"
         # KV: a key-fact of another document, which must be judged not useful.
         KV_IRRELEVANT = "kv_irrelevant", "KV: irrelevant key-fact (must be not useful)"
         # KA: a fake key-fact row, a paraphrase column, an unrelated sentence column.
@@ -36,6 +39,8 @@ class AttentionCheck(models.Model):
     expected = models.JSONField()
     origin_document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL,
                                         related_name="+", help_text="Where the foreign text was taken from")
+    # What makes the check's text wrong when it is not foreign, in words for the grade's reason.
+    note = models.CharField(max_length=300, blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

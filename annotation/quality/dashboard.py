@@ -176,7 +176,8 @@ def _check_numbers(project: Project, people: dict[int, AnnotatorQuality]) -> Non
     """Blind endorsement: FV checks whose AI judgment was wrong ("no error"), accepted by the annotator."""
     rows = (Label.objects.filter(unit__hit__project=project, annotator_id__in=people,
                                  assignment__status=Assignment.Status.SUBMITTED, assignment__confirmed_at__isnull=False,
-                                 unit__attention_check__kind=AttentionCheck.Kind.FV_AI_SAYS_CORRECT)
+                                 unit__attention_check__kind__in=(AttentionCheck.Kind.FV_AI_SAYS_CORRECT,
+                                                                  AttentionCheck.Kind.FV_NAME_SWAPPED))
             .exclude(unit__ai_category="")
             .values_list("annotator_id", "ai_right", "has_error"))
     for annotator_id, ai_right, has_error in rows:

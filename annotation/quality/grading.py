@@ -69,6 +69,11 @@ def _problem(kind: str, unit: Unit, label: Label | None, name: str) -> str:
     if kind == Kind.FV_AI_SAYS_ERROR and name == "ai_right":
         return (f"Sentence {number} was taken from another document, so the AI was right to flag it; "
                 f"you answered that the AI was wrong.")
+    if kind == Kind.FV_NAME_SWAPPED:
+        wrong = f"Sentence {number} {unit.attention_check.note or 'names someone the document does not'}"
+        if name == "ai_right":
+            return f"{wrong}, so the AI's \"no error\" judgment was wrong; you answered that the AI was right."
+        return f"{wrong}, so it has an error; you answered '{'no error' if given is False else _yes_no(given)}'."
     if kind in (Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR):
         answer = "no error" if given is False else _yes_no(given)
         return f"Sentence {number} was taken from another document and has an error; you answered '{answer}'."

@@ -12,7 +12,8 @@ deterministic per HIT.
       true), half each. With an LLM backend the platform sets the judgment; with the offline labeler, whose
       judgments anybody can recompute, a check shows the labeler's own judgment of its sentence, so the sentence
       is chosen to get the kind wanted (`Injection.settle_offline_kinds`); where no foreign sentence gets "no
-      error" from the labeler, the check says error.
+      error" from the labeler, the check is a sentence of the document with one name exchanged (`name_swap`), an
+      error the labeler cannot see, else the check says error.
   KV  a key-fact of another document: expected useful false.
   KA  whole lines: a fake key-fact row (a key-fact of another document, aligned with nothing); a fake summary
       sentence column paraphrasing one of the HIT's key-facts (aligned with that key-fact; its other cells are not
@@ -31,9 +32,10 @@ from corpus.models import Document, KeyFact, Project, SummarySentence
 
 from ..models import Assignment, AttentionCheck, Hit, Task, Unit
 from .disguise import DocumentVectors, ai_judgment, backend_reasons, highlights_for, offline_labeler, says_error
+from .name_swap import NameSwap, name_swaps
 
 Kind = AttentionCheck.Kind
-FV_KINDS = (Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR)
+FV_KINDS = (Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR, Kind.FV_NAME_SWAPPED)
 _RENUMBER_OFFSET = 1_000_000  # Positions are moved out of the way first: (hit, position) is unique at every row.
 # How many of the project's summary sentences an offline build judges when it looks for a check sentence of the
 # kind wanted: enough to find the rare foreign sentence the labeler passes, bounded whatever the corpus's size.
@@ -161,13 +163,15 @@ class Injection:
                 unit.ai_reason = reason
         Unit.objects.bulk_update([unit for _, unit, _, _ in self.pending],
                                  ["text", "highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
-        AttentionCheck.objects.bulk_update(settled, ["kind", "expected", "origin_document"], batch_size=1000)
+        AttentionCheck.objects.bulk_update(settled, ["kind", "expected", "origin_document", "note"], batch_size=1000)
         self.pending = []
 
     def settle_offline_kinds(self) -> list[AttentionCheck]:
         """With the offline labeler, give each FV check that shows an AI judgment the kind its sentence's genuine
         judgment makes: a sentence whose judgment is not the kind wanted is exchanged for a foreign sentence whose
-        judgment is, when the sample has one; else the kind follows the judgment. Returns the checks changed.
+        judgment is, when the sample has one; a check that should show "no error" and cannot is made of a
+        sentence of the document with one name exchanged (`name_swap`); else the kind follows the judgment.
+        Returns the checks changed.
 
         Only checks of HITs nobody has been assigned come here, so nobody has seen what changes."""
         fv = [(hit, unit, check, real) for hit, unit, check, real in self.pending
@@ -181,6 +185,8 @@ class Injection:
         for hit, unit, check, _ in fv:
             document, wanted_error = hit.document, check.kind == Kind.FV_AI_SAYS_ERROR
             (category, _), = self.vectors.offline_judgments(self.labeler, document, [unit.text])
+            if check.kind == Kind.FV_NAME_SWAPPED and not says_error(category):
+                continue  # Still the error the labeler misses: the check stays as it was made.
             close = self.vectors.closest(document, [unit.text])[0] >= CERTAINLY_FOREIGN_BELOW
             replaced = False
             if says_error(category) != wanted_error or close:
@@ -192,15 +198,34 @@ class Injection:
                 if found is not None:
                     shown[hit.pk].discard(unit.text)
                     check.origin_document_id, unit.text = found
+                    check.note = ""
                     shown[hit.pk].add(unit.text)
                     (category, _), = self.vectors.offline_judgments(self.labeler, document, [unit.text])
                     replaced = True
             kind = Kind.FV_AI_SAYS_ERROR if says_error(category) else Kind.FV_AI_SAYS_CORRECT
+            if kind != check.kind and not wanted_error and (swap := self._name_swap(hit, unit, shown[hit.pk])):
+                shown[hit.pk].discard(unit.text)
+                unit.text, check.origin_document_id = swap.text, document.pk
+                shown[hit.pk].add(unit.text)
+                kind, replaced = Kind.FV_NAME_SWAPPED, True
+                check.note = f"names {swap.wrong} where the document has {swap.right}"
             expected = {"has_error": True, "ai_right": kind == Kind.FV_AI_SAYS_ERROR}
             if replaced or (check.kind, check.expected) != (kind, expected):
                 check.kind, check.expected = kind, expected
                 changed.append(check)
         return changed
+
+    def _name_swap(self, hit: Hit, unit: Unit, avoid: set[str]) -> NameSwap | None:
+        """A sentence of the HIT's document with one name exchanged that the labeler judges "no error", when the
+        document has one: the check where the offline AI is wrong."""
+        source, _ = self.vectors.get(hit.document)
+        for swap in name_swaps(source, seeded(hit.public_id, "name-swap", unit.position)):
+            if swap.text in avoid:
+                continue
+            (category, _), = self.vectors.offline_judgments(self.labeler, hit.document, [swap.text])
+            if not says_error(category):
+                return swap
+        return None
 
 
 def inject_attention_checks(project: Project, task: str) -> int:

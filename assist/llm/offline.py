@@ -13,7 +13,7 @@ SBERTScore's precision does, papers/002, eq. 1) and judged in this order:
 4. Sentence error when the sentence is negated and none of its closest source sentences is: it may contradict them.
 5. Otherwise no error; the reason says which checks passed and that meaning itself was not checked.
 
-Every reason starts "Offline check (not an LLM):" and names exactly what produced it, so annotators weigh it
+Every reason starts "Offline labeler (not an LLM):" and names exactly what produced it, so annotators weigh it
 accordingly. The result is a deterministic function of the document's sentences, the summary sentence and the
 settings (threshold, embedding model): the same sentence gets the same judgment in a pre-label and wherever else it
 is judged, whatever the other sentences of its summary.
@@ -42,7 +42,7 @@ from .offline_checks import Item, Source, analyse, opposites
 PROMPT_VERSION = "offline-checks/v2"
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
-PREFIX = "Offline check (not an LLM): "
+PREFIX = "Offline labeler (not an LLM): "
 _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries, which usually come next.
 
 

@@ -30,7 +30,7 @@ def judge(backend, sentence):
 def test_a_faithful_paraphrase_passes_and_the_reason_says_what_was_checked(backend):
     category, reason = judge(backend, "Lindqvist expects the clinic to serve around 30,000 patients from Kettering.")
     assert category == NO_ERROR
-    assert reason.startswith("Offline check (not an LLM): the closest source sentences are S4,")
+    assert reason.startswith("Offline labeler (not an LLM): the closest source sentences are S4,")
     assert "the document contains its 'Lindqvist', '30,000' and 'Kettering'" in reason
     assert reason.endswith("Its meaning is not checked.")
 
@@ -49,26 +49,26 @@ def test_nothing_similar_is_out_of_article(backend):
 def test_a_detail_the_document_never_states_is_an_entity_error(backend, sentence, named):
     category, reason = judge(backend, sentence)
     assert category == ENTITY
-    assert reason == f"Offline check (not an LLM): {named} appears nowhere in the document."
+    assert reason == f"Offline labeler (not an LLM): {named} appears nowhere in the document."
 
 
 def test_a_number_swapped_in_from_elsewhere_is_an_entity_error_naming_the_source_sentence(backend):
     category, reason = judge(backend, "After complaints from neighbours, the car park was enlarged to 22 spaces.")
     assert category == ENTITY
-    assert reason == ("Offline check (not an LLM): '22 spaces' does not match the closest source sentence S5, "
+    assert reason == ("Offline labeler (not an LLM): '22 spaces' does not match the closest source sentence S5, "
                       "which has '140 spaces'.")
 
 
 def test_an_opposite_word_is_a_relation_error(backend):
     category, reason = judge(backend, "Waiting times for routine appointments will rise from three weeks to ten days.")
     assert category == RELATION
-    assert reason == "Offline check (not an LLM): it says 'rise' where the closest source sentence S6 says 'fall'."
+    assert reason == "Offline labeler (not an LLM): it says 'rise' where the closest source sentence S6 says 'fall'."
 
 
 def test_a_negated_sentence_whose_sources_are_not_is_a_sentence_error(backend):
     category, reason = judge(backend, "The Eastfield clinic has not opened yet because construction goes on.")
     assert category == SENTENCE
-    assert reason.startswith("Offline check (not an LLM): it is negated while none of the closest source sentences")
+    assert reason.startswith("Offline labeler (not an LLM): it is negated while none of the closest source sentences")
 
 
 def test_a_sentence_gets_the_same_judgment_alone_or_inside_a_summary(backend):

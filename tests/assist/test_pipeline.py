@@ -70,7 +70,7 @@ def test_it_maps_every_target_and_prelabels_every_sentence(imported):
     assert ContextualMapping.objects.filter(keyfact__isnull=False).count() == KeyFact.objects.count() == 3
     labels = PreLabel.objects.all()
     assert labels.count() == 6 and {label.backend for label in labels} == {"offline-similarity"}
-    assert all(label.status == "ok" and label.reason.startswith("Offline check (not an LLM): ") for label in labels)
+    assert all(label.status == "ok" and label.reason.startswith("Offline labeler (not an LLM): ") for label in labels)
 
 
 def test_the_offline_labeler_flags_what_the_document_does_not_say(imported):

@@ -23,9 +23,10 @@ def checked_project(project):
 
 @pytest.fixture
 def big_project(db):
-    """Eighteen FV HITs over two domains, with assistance and checks at the default rate (0.20)."""
+    """Eighteen FV HITs over two domains, with assistance and checks at the default rate (0.20); the documents name
+    people and places, so that the offline labeler's "no error" checks can be made (`name_swap`)."""
     project = import_generated(Project.objects.create(slug="big", name="Big"), documents=6, summarizers=3,
-                               sentences=3)
+                               sentences=3, names=True)
     add_assistance(project)
     with_checks(project)
     build_all(project)

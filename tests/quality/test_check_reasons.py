@@ -108,7 +108,7 @@ def test_the_offline_backend_asks_nobody_and_keeps_its_own_style(project, settin
     build_hits(project, "fv")
     checks = fv_checks(project)
     assert checks and not llm.requests
-    assert all(u.ai_reason.startswith("Offline check (not an LLM): ") for u in checks)
+    assert all(u.ai_reason.startswith("Offline labeler (not an LLM): ") for u in checks)
 
 
 def test_the_reason_parser_takes_json_or_one_plain_line():

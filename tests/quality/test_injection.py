@@ -1,5 +1,6 @@
 """Attention checks injected into HITs as they are built (paper 3.4, G.3)."""
 
+import re
 from collections import Counter
 
 import pytest
@@ -35,21 +36,30 @@ def test_the_check_count_is_rounded_at_random_around_the_rate():
     assert checks_for(0.0, 8, seeded("x")) == 0 and checks_for(0.2, 1, seeded("x")) == 1
 
 
-def test_fv_checks_are_foreign_sentences_showing_the_offline_labelers_own_judgment(big_project):
+def test_fv_checks_show_the_offline_labelers_own_judgment_and_half_of_them_a_wrong_one(big_project):
     checks = list(AttentionCheck.objects.filter(unit__hit__project=big_project, unit__task="fv")
                   .select_related("unit__hit__document", "origin_document"))
-    # With the offline labeler a check shows the labeler's own judgment of its sentence, so the kind follows that
-    # judgment: both kinds where the labeler passes some foreign sentence, else only "AI says error".
-    assert checks and {check.kind for check in checks} <= {Kind.FV_AI_SAYS_CORRECT, Kind.FV_AI_SAYS_ERROR}
+    # With the offline labeler a check shows the labeler's own judgment of its sentence. It flags every foreign
+    # sentence of this corpus, so the checks where the AI must be contradicted exchange a name instead; half each.
+    kinds = Counter(check.kind for check in checks)
+    assert set(kinds) == {Kind.FV_AI_SAYS_ERROR, Kind.FV_NAME_SWAPPED}
+    assert abs(kinds[Kind.FV_AI_SAYS_ERROR] - kinds[Kind.FV_NAME_SWAPPED]) <= 2
     for check in checks:
         unit = check.unit
-        assert check.origin_document.domain != unit.hit.document.domain
         assert unit.summary_sentence_id is None and unit.keyfact_id is None
+        if check.kind == Kind.FV_NAME_SWAPPED:
+            document = unit.hit.document
+            assert check.origin_document == document and unit.text not in document.text
+            wrong, right = re.fullmatch(r"names (.+) where the document has (.+)", check.note).groups()
+            assert unit.text.replace(wrong, right, 1) in document.text and wrong in document.text
+            assert unit.ai_category == "no_error" and check.expected == {"has_error": True, "ai_right": False}
+            continue
+        assert check.origin_document.domain != unit.hit.document.domain
         if check.kind == Kind.FV_AI_SAYS_CORRECT:
             assert unit.ai_category == "no_error" and check.expected == {"has_error": True, "ai_right": False}
         else:
             assert unit.ai_category != "no_error" and check.expected == {"has_error": True, "ai_right": True}
-        assert unit.ai_reason.startswith("Offline check (not an LLM): ")
+        assert unit.ai_reason.startswith("Offline labeler (not an LLM): ")
         real = unit.hit.units.filter(attention_check__isnull=True).first()
         assert unit.ai_source == real.ai_source
         assert len(unit.highlighted) == len(real.highlighted)

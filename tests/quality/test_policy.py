@@ -72,10 +72,12 @@ def test_the_follower_is_caught_by_the_checks_where_the_ai_is_wrong(big_project)
     failed = [a.grade for a in done if not Grade.objects.get(assignment=a).passed]
     assert failed
     for grade in failed:
-        assert re.search(r"Sentence \d+ was taken from another document and has an error; you answered 'no error'\.",
-                         grade.reason)
+        # With the offline labeler every foreign sentence is flagged: the AI is wrong on a name exchanged.
+        assert re.search(r"Sentence \d+ names [A-Z][a-z]+( [A-Z][a-z]+)? where the document has [A-Z][a-z]+"
+                         r"( [A-Z][a-z]+)?, so it has an error; you answered 'no error'\.", grade.reason), grade.reason
         check = grade.assignment.hit.units.get(position=int(re.search(r"Sentence (\d+)", grade.reason)[1]) - 1)
-        assert check.attention_check.kind == "fv_ai_says_correct"
+        assert check.attention_check.kind == "fv_name_swapped"
+        assert check.ai_category == "no_error" and check.text not in check.hit.document.text
 
 
 def test_a_careful_annotator_passes_through_the_pages_and_a_careless_account_is_blocked(big_project, client,
@@ -154,12 +156,12 @@ def test_a_low_pass_rate_pauses_before_blocking(big_project):
 def test_failed_crowd_work_is_approved_but_not_counted_when_the_project_does_not_reject(big_project):
     big_project.reject_failed = False
     big_project.save()
-    clicker = crowd_annotator("random")
-    done = work(clicker, big_project, scripted.at_random, random.Random(7), limit=3)
+    clicker = crowd_annotator("contrary")
+    done = work(clicker, big_project, scripted.contrary, random.Random(7), limit=2)
     assert not Decision.objects.filter(kind="reject").exists()
-    assert Decision.objects.filter(kind="approve", annotator=clicker).count() == len(done)
+    assert Decision.objects.filter(kind="approve", annotator=clicker).count() == len(done) == 2
     failed = [a for a in done if not a.grade.passed]
-    assert failed and not counted_labels().filter(assignment__in=failed).exists()
+    assert len(failed) == 2 and not counted_labels().filter(assignment__in=failed).exists()
 
 
 def test_an_unqualified_crowd_worker_gets_no_hit(big_project):
