@@ -1,6 +1,7 @@
 """Reads of the annotation work that pages, the API and the services share; the writes are in annotation.services.
 
-`available_hits` and `current_assignment`: the work an annotator may still be given, and the reservation they hold.
+`available_hits` and `current_assignment`: the work an annotator may still be given (never, for a crowd worker, two
+HITs that show the same text), and the reservation they hold.
 `started_hits`: the HITs somebody works or worked on (their assistance level may no longer change).
 `task_progress`: how far the annotation of a project has come, per task and domain (the manager's progress page). A
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count. A
@@ -32,20 +33,53 @@ def _places_taken(now):
             .values("hit").annotate(n=Count("pk")).values("n"))
 
 
+# Crowd workers are paid per HIT and unknown to the project: they are never given two HITs that show the same text.
+KEPT_APART = (Annotator.Provider.MTURK, Annotator.Provider.PROLIFIC, Annotator.Provider.LINK)
+
+
+def had_by(annotator: Annotator):
+    """The assignments that make a HIT the annotator's: all but expired ones and discarded claims (a discarded
+    claim was never the annotator's own, e.g. a forged worker id)."""
+    return Assignment.objects.filter(annotator=annotator).exclude(
+        status__in=[Assignment.Status.EXPIRED, Assignment.Status.DISCARDED])
+
+
+def overlaps_what_they_had(annotator: Annotator, hit: Hit) -> bool:
+    """Whether `hit` shows what a HIT the annotator has had shows (`overlapping`)."""
+    return (Hit.objects.filter(pk=hit.pk).alias(overlaps=overlapping(had_by(annotator), hit.task))
+            .filter(overlaps=True).exists())
+
+
+def overlapping(had, task: str):
+    """A condition on a HIT of `task` (the outer row): one of the assignments `had` is for a HIT showing the same
+    summary sentences or key-facts. Comparing two such HITs would show their attention checks as the lines one has
+    and the other lacks: the FV and KA HITs of a summary; the KV HIT of a document and its KA HITs, which show its
+    key-facts; two KA HITs of a document (the same key-fact rows, each with its own checks)."""
+    if task == Task.FACT_VERIFICATION:
+        return Exists(had.filter(hit__task=Task.KEYFACT_ALIGNMENT, hit__summary=OuterRef("summary")))
+    if task == Task.KEYFACT_VALIDATION:
+        return Exists(had.filter(hit__task=Task.KEYFACT_ALIGNMENT, hit__document=OuterRef("document")))
+    return Exists(had.filter(Q(hit__task=Task.FACT_VERIFICATION, hit__summary=OuterRef("summary"))
+                             | Q(hit__task__in=[Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT],
+                                 hit__document=OuterRef("document"))))
+
+
 def available_hits(annotator: Annotator, project: Project, task: str, now=None):
-    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back).
+    """HITs of `task` that still need annotators and that `annotator` has not had (an expired one may come back),
+    with `overlaps`: whether it shows what a HIT they have had shows (`overlapping`). Crowd workers never get such a
+    HIT; in-house and simulated annotators, a known team that must often label every HIT, get them last.
 
     A HIT needs annotators while fewer than N assignments hold a place: a failed submission holds none, so its HIT
     comes back for others; its own annotator has had it and never gets it again.
     """
     now = now or timezone.now()
-    # A discarded claim was never the annotator's own (a forged worker id): it does not keep them from the HIT.
-    had = Assignment.objects.filter(hit=OuterRef("pk"), annotator=annotator).exclude(
-        status__in=[Assignment.Status.EXPIRED, Assignment.Status.DISCARDED])
-    return (Hit.objects.filter(project=project, task=task)
+    had = had_by(annotator)
+    hits = (Hit.objects.filter(project=project, task=task)
             .annotate(taken=Coalesce(Subquery(_places_taken(now)), 0))
             .filter(taken__lt=project.annotators_per_unit)
-            .exclude(Exists(had)))
+            .exclude(Exists(had.filter(hit=OuterRef("pk"))))
+            .alias(overlaps=overlapping(had, task)))
+    return hits.filter(overlaps=False) if annotator.provider in KEPT_APART else hits
 
 
 def current_assignment(annotator: Annotator, project: Project, task: str, now=None) -> Assignment | None:

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit, PrivateLink
 from ..quality.qualification import needs_screening
+from ..selectors import KEPT_APART, overlaps_what_they_had
 from ..services.assignment import WorkRefused, reserve_next_hit
 from .base import ProviderTransientError
 from .registry import get_provider
@@ -85,6 +86,9 @@ def _reserve_hit(hit, annotator: Annotator, project) -> Assignment:
     if Assignment.objects.confirmed().filter(hit=hit, annotator=annotator,
                                              status=Assignment.Status.SUBMITTED).exists():
         raise ClaimRefused("You have already submitted this HIT.")
+    if annotator.provider in KEPT_APART and overlaps_what_they_had(annotator, hit):
+        raise ClaimRefused("You have worked on this summary or its key-facts in another HIT of this project; please "
+                           "return this HIT and take another.")
     if Assignment.objects.holding_a_place(now, confirmed_only=True).filter(hit=hit).count() \
             >= project.annotators_per_unit:
         raise ClaimRefused("This HIT already has all the annotators it needs.")

@@ -71,7 +71,7 @@ def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, fresh
         tried: list[int] = []
         while True:
             hit = (available_hits(annotator, project, task, now).exclude(pk__in=tried)
-                   .order_by("position", "pk")
+                   .order_by("overlaps", "position", "pk")
                    .select_for_update(skip_locked=True, of=("self",))
                    .first())
             if hit is None:
