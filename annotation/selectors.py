@@ -12,13 +12,13 @@ the project.
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Project
 
-from .models import Annotator, Assignment, Hit, Label, Task, Unit
+from .models import Annotator, Assignment, Decision, Hit, Label, LedgerEntry, Task, Unit
 from .models.assignment import counted_submission_q
 
 
@@ -144,3 +144,45 @@ def is_finished(progress: list[dict]) -> bool:
     """Every task that has units has all of them done, and there is work at all."""
     totals = [entry["total"] for entry in progress]
     return any(t["units"] for t in totals) and all(t["units_done"] == t["units"] for t in totals)
+
+
+HISTORY_LENGTH = 50
+
+
+def work_history(annotator: Annotator, project: Project) -> dict:
+    """The annotator's own past HITs in `project` (latest first, at most HISTORY_LENGTH) with their state in words,
+    how many they submitted and how many count, and, for crowd workers, what the provider has paid. Nothing per item:
+    which units were checks stays on the server."""
+    past = (Assignment.objects.filter(annotator=annotator, hit__project=project)
+            .exclude(status__in=[Assignment.Status.RESERVED, Assignment.Status.DISCARDED])
+            .select_related("hit").annotate(counts=Exists(Assignment.objects.filter(
+                counted_submission_q(), pk=OuterRef("pk"))))
+            .order_by(F("submitted_at").desc(nulls_last=True), "-reserved_at", "-pk"))
+    rows = list(past[:HISTORY_LENGTH])
+    decisions = dict(Decision.objects.filter(assignment__in=rows, status=Decision.Status.DONE,
+                                             kind__in=[Decision.Kind.APPROVE, Decision.Kind.REJECT])
+                     .values_list("assignment_id", "kind"))
+    crowd = annotator.provider in (Annotator.Provider.MTURK, Annotator.Provider.PROLIFIC)
+    provider = Annotator.Provider(annotator.provider).label
+    for assignment in rows:
+        assignment.state = _state_words(assignment, decisions.get(assignment.pk), crowd, provider)
+    submitted = past.filter(status=Assignment.Status.SUBMITTED)
+    earned = None
+    if crowd:
+        earned = LedgerEntry.objects.filter(annotator=annotator, project=project, kind__in=[
+            LedgerEntry.Kind.REWARD, LedgerEntry.Kind.BONUS]).aggregate(total=Sum("amount_usd"))["total"] or 0
+    return {"rows": rows, "submitted": submitted.count(), "counted": submitted.filter(counted_submission_q()).count(),
+            "earned": earned, "more": past.count() > HISTORY_LENGTH}
+
+
+def _state_words(assignment: Assignment, decision: str | None, crowd: bool, provider: str) -> str:
+    if assignment.status == Assignment.Status.RETURNED:
+        return "Returned"
+    if assignment.status == Assignment.Status.EXPIRED:
+        return "Time ran out"
+    if decision == "reject":
+        return "Submitted · rejected"
+    if crowd and assignment.confirmed_at is None:
+        return f"Submitted · waiting for {provider} to confirm it"
+    state = "Submitted · counted" if assignment.counts else "Submitted · not counted (attention checks)"
+    return state + (" · approved" if decision == "approve" else "")

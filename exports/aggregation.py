@@ -14,7 +14,7 @@ type named. Memory is bounded by the chunk: every query is restricted to `chunk`
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from annotation.models import Annotator, Label, Task, Unit
+from annotation.models import Annotator, Assignment, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .scores import (
@@ -101,6 +101,18 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
             "unit__keyfact_id", "unit__summary_sentence_id", "annotator_id", "aligned"):
         ka[keyfact_id, sentence_id].append((annotator_id, aligned))
 
+    # Annotators' flags on real units (broken or unclear items), from submissions that stand (not discarded).
+    flags = defaultdict(list)
+    if annotator_labels:
+        for task, sentence_id, keyfact_id, annotator_id, comment in (
+                ItemFlag.objects.filter(unit__hit__document_id__in=ids, unit__attention_check__isnull=True,
+                                        assignment__status=Assignment.Status.SUBMITTED)
+                .order_by("assignment__annotator_id", "pk")
+                .values_list("unit__task", "unit__summary_sentence_id", "unit__keyfact_id", "assignment__annotator_id",
+                             "comment")):
+            key = {"fv": ("fv", sentence_id), "kv": ("kv", keyfact_id), "ka": ("ka", keyfact_id, sentence_id)}[task]
+            flags[key].append((annotator_id, comment))
+
     # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
     shown = {}
     units = Unit.objects.filter(hit__document_id__in=ids, attention_check__isnull=True)
@@ -147,6 +159,17 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
             "_fv_votes": [[has_error for _, has_error, _ in votes] for votes in fv_votes],
         }
         if annotator_labels:
+            row["item_flags"] = {
+                "fact_verification": [{"annotator": names.get(a, ""), "sentence": i, "comment": c}
+                                      for i, (pk, _) in enumerate(sents) for a, c in flags.get(("fv", pk), [])],
+                "keyfact_validation": [{"annotator": names.get(a, ""), "pred_keyfact": i, "comment": c}
+                                       for i, (pk, _) in enumerate(candidates[doc_id])
+                                       for a, c in flags.get(("kv", pk), [])],
+                "keyfact_alignment": [{"annotator": names.get(a, ""), "keyfact": k, "sentence": i, "comment": c}
+                                      for k, (fact, _) in enumerate(human[doc_id])
+                                      for i, (sent, _) in enumerate(sents)
+                                      for a, c in flags.get(("ka", fact, sent), [])],
+            }
             row["annotator_labels"] = {
                 "fact_verification": [{"annotator": names[a], "sentence": i, "has_error": e, "error_types": t}
                                       for i, votes in enumerate(fv_votes) for a, e, t in votes],

@@ -15,17 +15,18 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, Label, Task, Unit
+from annotation.models import Annotator, Assignment, ItemFlag, Label, Task, Unit
 from annotation.services.hits import build_hits, create_alignment_hits
 from corpus.importing import DatasetError, RowError, import_dataset
 from corpus.models import Document, KeyFact, Project, Summary
+from corpus.storable_text import unstorable
 
 from .aggregation import RELEASE_FIELDS
 
 CORPUS_FIELDS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
                  "document", "summary", "sentences", "pred_keyfact")
 EXPORT_ONLY = set(RELEASE_FIELDS) - set(CORPUS_FIELDS) | {"composite", "label_source", "annotator_labels",
-                                                           "assistance"}
+                                                           "item_flags", "assistance"}
 
 
 def read_rows(data: bytes) -> list[dict]:
@@ -48,6 +49,12 @@ def read_rows(data: bytes) -> list[dict]:
     return rows
 
 
+def _is_flag(item) -> bool:
+    comment = item.get("comment") if isinstance(item, dict) else None
+    return (isinstance(comment, str) and 0 < len(comment.strip()) and len(comment) <= ItemFlag.MAX_COMMENT
+            and unstorable(comment) is None and isinstance(item.get("annotator"), str))
+
+
 @transaction.atomic
 def import_benchmark(*, project: Project, data: bytes) -> dict:
     rows = read_rows(data)
@@ -56,6 +63,11 @@ def import_benchmark(*, project: Project, data: bytes) -> dict:
         unknown = sorted(set(row) - set(CORPUS_FIELDS) - EXPORT_ONLY)
         if unknown:
             errors.append(RowError(line, unknown[0], f"unknown field(s): {', '.join(unknown)}"))
+        flags = row.get("item_flags") or {}
+        if not isinstance(flags, dict) or not all(
+                isinstance(group, list) and all(_is_flag(item) for item in group) for group in flags.values()):
+            errors.append(RowError(line, "item_flags", "each flag needs an annotator and a comment of 1 to "
+                                                       f"{ItemFlag.MAX_COMMENT:,} characters"))
         if "annotator_labels" not in row:
             errors.append(RowError(line, "annotator_labels", "missing: export with --annotator-labels to restore "
                                                              "labels"))
@@ -114,6 +126,14 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
             people[name] = Annotator.objects.get_or_create(provider=provider, external_id=f"benchmark:{name}")[0]
         return people[name]
 
+    flags, seen_kv_flags = [], set()
+
+    def flag(unit_key, name, simulated, comment):
+        unit_id, hit_id = units[unit_key]
+        add(unit_key, name, simulated, None)
+        flags.append(ItemFlag(assignment=assignments[hit_id, person(name, simulated).pk], unit_id=unit_id,
+                              comment=comment))
+
     def add(unit_key, name, simulated, answers):
         unit_id, hit_id = units[unit_key]
         annotator = person(name, simulated)
@@ -121,8 +141,9 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
             assignments[hit_id, annotator.pk] = Assignment(
                 hit_id=hit_id, annotator=annotator, status=Assignment.Status.SUBMITTED, reserved_at=now,
                 expires_at=now, submitted_at=now, submission_key=f"benchmark-{hit_id}-{annotator.pk}")
-        labels.append(Label(assignment=assignments[hit_id, annotator.pk], unit_id=unit_id, annotator=annotator,
-                            **answers))
+        if answers is not None:
+            labels.append(Label(assignment=assignments[hit_id, annotator.pk], unit_id=unit_id, annotator=annotator,
+                                **answers))
 
     for row in rows:
         simulated = row.get("label_source") == "simulated"
@@ -141,9 +162,23 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
             fact = human[document][item["keyfact"]]
             add((Task.KEYFACT_ALIGNMENT, summary, fact, item["sentence"]), item["annotator"], simulated,
                 {"aligned": item["aligned"]})
+        given = row.get("item_flags") or {}
+        for item in given.get("fact_verification", []):
+            flag((Task.FACT_VERIFICATION, summary, item["sentence"]), item["annotator"], simulated, item["comment"])
+        for item in given.get("keyfact_validation", []):
+            fact = candidates[document][item["pred_keyfact"]]
+            if (fact, item["annotator"]) not in seen_kv_flags:  # Repeated on every row of the document.
+                seen_kv_flags.add((fact, item["annotator"]))
+                flag((Task.KEYFACT_VALIDATION, fact), item["annotator"], simulated, item["comment"])
+        for item in given.get("keyfact_alignment", []):
+            flag((Task.KEYFACT_ALIGNMENT, summary, human[document][item["keyfact"]], item["sentence"]),
+                 item["annotator"], simulated, item["comment"])
     Assignment.objects.bulk_create(assignments.values(), batch_size=2000)
     for label in labels:
         label.assignment_id = label.assignment.pk
     Label.objects.bulk_create(labels, batch_size=5000)
+    for item_flag in flags:
+        item_flag.assignment_id = item_flag.assignment.pk
+    ItemFlag.objects.bulk_create(flags, batch_size=5000)
     return {"summaries": len(rows), "annotators": len(people), "assignments": len(assignments),
-            "labels": len(labels)}
+            "labels": len(labels), "flags": len(flags)}

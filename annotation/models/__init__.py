@@ -1,5 +1,5 @@
 from .annotator import Annotator, ProjectAnnotator
-from .assignment import Assignment, Label
+from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
 from .work import ErrorType, Hit, Task, Unit
@@ -15,6 +15,7 @@ __all__ = [
     "ErrorType",
     "Grade",
     "Hit",
+    "ItemFlag",
     "Label",
     "LedgerEntry",
     "PrivateLink",

@@ -149,3 +149,24 @@ class Label(models.Model):
         if "has_error" not in missing and self.has_error and not self.error_types:
             missing.append("error_types")
         return missing
+
+
+class ItemFlag(models.Model):
+    """An annotator's note that an item is broken or unclear (garbled text, an ambiguous sentence), for the manager.
+
+    Kept apart from the label: a flag is not an answer, and the item must still be answered."""
+
+    MAX_COMMENT = 1000
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="flags")
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="flags")
+    comment = models.TextField()
+    created = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["unit", "pk"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "unit"], name="one_flag_per_assignment_and_unit")]
+
+    def __str__(self) -> str:
+        return f"Flag on {self.unit} by {self.assignment.annotator}"

@@ -55,6 +55,8 @@ def read_form(data, units: list[Unit]) -> dict[Unit, dict]:
         if not match:
             continue
         position, name = int(match[1]), match[2]
+        if name == "flag":
+            continue  # A note for the manager, not an answer (read_flags).
         if name == "seconds":
             name = "seconds_on_item"
         unit = by_position.get(position)

@@ -17,6 +17,7 @@ from ..permissions import annotator_required, get_own_assignment
 from ..serializers import UnitDisplaySerializer
 from ..services.answers import InvalidAnswers, read_form, save_answers
 from ..services.assignment import AlreadySubmitted, MissingAnswers, WorkRefused, return_assignment, submit_assignment
+from ..services.flags import flag_item, read_flags, save_flags
 from ..wording import QUESTION_NAMES, describe_unit
 
 ERROR_TYPE_KEYS = [(str(number), value, label) for number, (value, label) in enumerate(ErrorType.choices, 1)]
@@ -34,7 +35,7 @@ def _answer_state(label) -> dict:
             "seconds": round(label.seconds_on_item, 1)}
 
 
-def _item(unit, display: dict, label, hit) -> dict:
+def _item(unit, display: dict, label, hit, flag: str = "") -> dict:
     fields = unit.question_fields(hit)
     missing = label.missing(unit, hit) if label else list(fields)
     names = [f"u{unit.position}-{name}" for name in (*fields, "seconds")]
@@ -52,6 +53,7 @@ def _item(unit, display: dict, label, hit) -> dict:
         "has_label": label is not None,
         "highlight": " ".join(str(index) for index in display.get("highlighted") or []),
         "ai_category_label": AI_CATEGORIES.get(display.get("ai_category", ""), display.get("ai_category", "")),
+        "flag": flag,
     }
 
 
@@ -60,8 +62,9 @@ def hit_context(assignment: Assignment, **extra) -> dict:
     hit = assignment.hit
     units = list(hit.units.order_by("position"))
     labels = {label.unit_id: label for label in assignment.labels.all()}
+    flags = dict(assignment.flags.values_list("unit_id", "comment"))
     display = UnitDisplaySerializer(units, many=True, context={"hit": hit}).data
-    items = [_item(unit, data, labels.get(unit.pk), hit) for unit, data in zip(units, display)]
+    items = [_item(unit, data, labels.get(unit.pk), hit, flags.get(unit.pk, "")) for unit, data in zip(units, display)]
     rows: list[dict] = []
     if hit.task == Task.KEYFACT_ALIGNMENT:
         for item, unit in zip(items, units):
@@ -135,6 +138,25 @@ def hit_answer(request, assignment_id, position):
 
 @annotator_required
 @require_POST
+def hit_flag(request, assignment_id, position):
+    """Flag one item with a comment for the manager, or withdraw the flag (htmx); the response is the item's flag
+    state. Without JavaScript the flags travel with the submitted form instead."""
+    assignment = get_own_assignment(request, assignment_id, with_document=False)
+    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by().first()
+    context = {"position": position}
+    if unit is None:
+        return render(request, "annotation/hit/_flag_state.html", {**context, "error": "There is no such item."},
+                      status=404)
+    try:
+        flag = flag_item(assignment=assignment, unit=unit, comment=request.POST.get(f"u{position}-flag", ""))
+    except (InvalidAnswers, WorkRefused) as refusal:
+        return render(request, "annotation/hit/_flag_state.html", {**context, "error": str(refusal)},
+                      status=refusal.status_code)
+    return render(request, "annotation/hit/_flag_state.html", {**context, "saved": True, "flag": flag})
+
+
+@annotator_required
+@require_POST
 def hit_submit(request, assignment_id):
     """Save every answer the form carries, then submit. A resent submit lands on the same thank-you."""
     assignment = get_own_assignment(request, assignment_id)
@@ -146,6 +168,7 @@ def hit_submit(request, assignment_id):
         answers = read_form(request.POST, units)
         if answers:
             save_answers(assignment=assignment, answers=answers)
+        save_flags(assignment=assignment, flags=read_flags(request.POST, units))
         result = submit_assignment(assignment=assignment, submission_key=request.POST.get("submission_key", ""))
     except AlreadySubmitted:
         messages.info(request, "This HIT was already submitted; nothing changed.")

@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from corpus.models import Assistance, Job
 
-from ..models import Annotator, Assignment, Hit, Label, Task, Unit
+from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
 from ..permissions import get_managed_hit, get_managed_project
 from ..selectors import count_of, is_finished, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
@@ -144,12 +144,15 @@ def _hit_detail_page(request, hit, status=200, **extra):
     units = list(hit.units.order_by("position"))
     assignments = list(hit.assignments.select_related("annotator").order_by("reserved_at", "pk"))
     labels = {(label.unit_id, label.assignment_id): label for label in Label.objects.filter(unit__hit=hit)}
+    flags = {(flag.unit_id, flag.assignment_id): flag.comment for flag in ItemFlag.objects.filter(unit__hit=hit)}
     rows = [{"unit": unit, "name": describe_unit(unit),
              "cells": [(labels.get((unit.pk, assignment.pk)), _label_text(labels[(unit.pk, assignment.pk)], hit.task)
-                        if (unit.pk, assignment.pk) in labels else "") for assignment in assignments]}
+                        if (unit.pk, assignment.pk) in labels else "", flags.get((unit.pk, assignment.pk), ""))
+                       for assignment in assignments]}
             for unit in units]
     return render(request, "annotation/progress/hit_detail.html",
                   {"project": project, "hit": hit, "assignments": assignments, "rows": rows,
+                   "flagged": len(flags),
                    "levels": Assistance.choices, "started": started_hits(Hit.objects.filter(pk=hit.pk)).exists(),
                    **extra}, status=status)
 

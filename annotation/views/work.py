@@ -1,4 +1,5 @@
-"""The annotator's home page (what work is open, per project and task) and the instructions page."""
+"""The annotator's home page (what work is open, per project and task, and their past HITs) and the instructions
+page."""
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
@@ -7,6 +8,7 @@ from django.views.decorators.http import require_POST
 from ..models import Task
 from ..permissions import annotator_required, get_work_project, work_projects
 from ..quality.qualification import needs_screening
+from ..selectors import work_history
 from ..services.assignment import WorkRefused, available_hits, current_assignment, reserve_next_hit
 
 TASK_ORDER = [Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT]
@@ -22,7 +24,8 @@ def work_home(request):
              "current": current_assignment(annotator, project, task)}
             for task in TASK_ORDER
         ]
-        rows.append({"project": project, "tasks": tasks, "screening": needs_screening(annotator, project)})
+        rows.append({"project": project, "tasks": tasks, "screening": needs_screening(annotator, project),
+                     "history": work_history(annotator, project)})
     return render(request, "annotation/work/home.html", {"rows": rows, "annotator": annotator})
 
 

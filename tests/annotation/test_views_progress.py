@@ -59,13 +59,13 @@ def test_the_progress_section_updates_by_polling_and_stops_when_all_is_done(clie
     assert fragment.status_code == 200
     assert fragment.content.decode().startswith('<div id="progress"') and "<html" not in fragment.content.decode()
     assert "0 / 2" in fragment.content.decode()
-    worker = crowd_annotator("a")
-    work_through(worker, project, "kv")
+    work_through(crowd_annotator("a"), project, "kv")
     # Finishing KV created the document's KA work: still polling.
     fragment = client.get(url, HTTP_HX_REQUEST="true")
     assert fragment.status_code == 200 and "0 / 6" in fragment.content.decode()
-    work_through(worker, project, "ka")
-    work_through(worker, project, "ka")
+    # A crowd worker gets one HIT of a document's key-facts (tests/quality/test_cross_hit.py).
+    work_through(crowd_annotator("b"), project, "ka")
+    work_through(crowd_annotator("c"), project, "ka")
     fragment = client.get(url, HTTP_HX_REQUEST="true")
     # Everything built has its labels: htmx's "stop polling" status, with the final numbers.
     assert fragment.status_code == 286

@@ -189,6 +189,6 @@ def test_scores_cannot_be_imported_under_a_built_in_or_unusable_evaluator_name(i
     with pytest.raises(DatasetError, match="built-in evaluator"):
         import_evaluator_scores(project=imported, evaluator="sbertscore", data=data, filename="s.csv")
     for name in ("gpt-4/judge", "two words", "x" * 101):
-        with pytest.raises(DatasetError, match="must be 1 to 100 letters"):
+        with pytest.raises(DatasetError, match="may hold only letters, digits"):
             import_evaluator_scores(project=imported, evaluator=name, data=data, filename="s.csv")
     assert import_evaluator_scores(project=imported, evaluator="g-eval_gpt-4o:v2", data=data, filename="s.csv") == 1
