@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 from assist.llm.offline_checks import NAME, analyse, fold
 
-# A run of capitalised words ("Anna Lindqvist", "New Zealand"); a possessive ending stays outside the run.
-_RUN = re.compile(r"[A-Z][\w’'-]*?(?=['’]s\b|[^\w’'-]|$)(?:\s+[A-Z][\w’'-]*?(?=['’]s\b|[^\w’'-]|$))*")
+# A run of capitalised words of letters ("Anna Lindqvist", "New Zealand", "Saint-Denis") between spaces and
+# punctuation: not "I'm", not a word inside markup ("<p>Welcome</p>"); a possessive ending stays outside the run.
+_WORD = r"[A-Z][a-z]+(?:-[A-Z]?[a-z]+)*"
+_RUN = re.compile(rf"(?<= ){_WORD}(?: {_WORD})*(?=(?:['’]s)?[ ,.;:!?)]|(?:['’]s)?$)")
 # Sentences of the length of a summary sentence: a one-liner or a paragraph-long sentence would stand out.
 _WORDS = (8, 40)
 
@@ -31,21 +33,29 @@ class NameSwap:
     sentence: int  # Index of the source sentence it was made from.
 
 
-def names_in(sentence: str) -> list[re.Match]:
+def names_in(sentence: str, lower_case: set[str] = frozenset()) -> list[re.Match]:
     """Runs of capitalised words inside the sentence (never its first word) that the labeler's analysis reads as
-    names, word for word."""
+    names, word for word, and none of which the document also writes in lower case (`lower_case`: "Welcome" at the
+    start of a quoted line is a word, not a name, when the document says "welcome" elsewhere)."""
     names = {fold(item.text) for item in analyse(sentence).items if item.kind == NAME and not item.opens_sentence}
     return [run for run in _RUN.finditer(sentence)
-            if run.start() > 0 and all(fold(word) in names for word in run[0].split())]
+            # Not the end of a name that opens the sentence ("Hughes" of "Mark Hughes, who ...").
+            if not re.search(r"[A-Z][\w’'-]*$", sentence[:run.start() - 1])
+            and all(fold(word) in names and word.lower() not in lower_case for word in run[0].split())]
+
+
+def lower_case_words(sentences: Sequence[str]) -> set[str]:
+    return {word for sentence in sentences for word in re.findall(r"\b[a-z]+\b", sentence)}
 
 
 def name_swaps(sentences: Sequence[str], rng: random.Random) -> Iterator[NameSwap]:
     """Candidate sentences in a seeded random order: a name of one source sentence replaced by a name with as many
     words that the document uses elsewhere, sharing no word with it (so not a part or an alias of the same name
     such as "Obama" for "Barack Obama"), and written nowhere in the sentence or its neighbours."""
+    lower_case = lower_case_words(sentences)
     found = [(index, run) for index, sentence in enumerate(sentences)
-             if _WORDS[0] <= len(sentence.split()) <= _WORDS[1] for run in names_in(sentence)]
-    every_name = sorted({run[0] for sentence in sentences for run in names_in(sentence)})
+             if _WORDS[0] <= len(sentence.split()) <= _WORDS[1] for run in names_in(sentence, lower_case)]
+    every_name = sorted({run[0] for sentence in sentences for run in names_in(sentence, lower_case)})
     rng.shuffle(found)
     for index, run in found:
         near = " ".join(sentences[max(0, index - 1):index + 2]).lower()

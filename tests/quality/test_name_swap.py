@@ -38,3 +38,13 @@ def test_a_name_is_exchanged_for_another_of_the_document_never_for_a_part_of_its
 
 def test_the_candidates_are_the_same_for_the_same_seed():
     assert list(name_swaps(SENTENCES, random.Random(9))) == list(name_swaps(SENTENCES, random.Random(9)))
+
+
+def test_words_that_are_not_names_are_never_exchanged():
+    assert names_in("We start in May, and I'm training two former students to lead it.") == []
+    assert names_in("I ask everyone to type one line: <p>Welcome</p> and press enter.") == []
+    # Written in lower case elsewhere in the document: a word at the start of a quoted line, not a name.
+    assert [run[0] for run in names_in("She said: and then Welcome came first.")] == ["Welcome"]
+    assert names_in("She said: and then Welcome came first.", {"welcome"}) == []
+    assert [run[0] for run in names_in("He met Jean-Luc Picard, the captain, in New Zealand.")] == [
+        "Jean-Luc Picard", "New Zealand"]
