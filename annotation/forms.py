@@ -1,3 +1,5 @@
+import re
+
 from django import forms
 from django.conf import settings
 
@@ -26,3 +28,85 @@ class ImportForm(forms.Form):
         if not upload.name.lower().endswith((".jsonl", ".ndjson", ".json", ".csv")):
             raise forms.ValidationError("Upload a .jsonl or .csv file.")
         return upload
+
+
+# The protocol's settings in the protocol's words (UniSumEval 3.4-3.5, G.1-G.3), grouped as the settings page shows
+# them: (heading, what the group is for, fields).
+SETTING_GROUPS = [
+    ("The study", "", ["name", "description"]),
+    ("Annotation", "How each unit is labelled (paper 3.4).",
+     ["annotators_per_unit", "assistance", "highlight_fraction", "reservation_minutes", "long_threshold_words"]),
+    ("Attention checks and quality", "Checks hidden among the real units, and what happens to work that fails them "
+     "(paper G.3).", ["attention_check_rate", "max_failed_check_share", "reject_failed", "block_after_failures",
+                      "pause_below_pass_rate", "pass_rate_window", "fast_seconds_per_item"]),
+    ("Screening", "The comprehension test before the first HIT (paper G.1).",
+     ["qualification_required", "screening_attempts"]),
+    ("Pay", "What crowd workers earn (paper G.2: at least 50% above the US federal minimum wage).",
+     ["hourly_wage_usd", "bonus_usd", "bonus_every_hits"]),
+    ("Who may take the HITs on MTurk", "MTurk qualifications, kept for MTurk's record.",
+     ["min_approval_rate", "min_approved_hits", "worker_locales"]),
+    ("Offline AI labeler", "", ["offline_threshold"]),
+]
+
+
+class ProjectSettingsForm(forms.ModelForm):
+    """Every protocol setting of a project but its slug (URLs and exports name the project by it)."""
+
+    class Meta:
+        model = Project
+        fields = [name for _, _, names in SETTING_GROUPS for name in names]
+        labels = {
+            "annotators_per_unit": "Annotators per unit",
+            "assistance": "AI assistance shown",
+            "highlight_fraction": "Share of source sentences highlighted",
+            "reservation_minutes": "Minutes an annotator holds a HIT",
+            "long_threshold_words": "Words from which a document counts as long",
+            "attention_check_rate": "Share of a HIT's units that are attention checks",
+            "max_failed_check_share": "Share of a HIT's checks that may fail and the HIT still pass",
+            "reject_failed": "Reject crowd submissions that fail their checks",
+            "block_after_failures": "Block a crowd worker after this many failed HITs",
+            "pause_below_pass_rate": "Pause an annotator whose recent pass rate falls below",
+            "pass_rate_window": "Recent HITs the pass rate is taken over",
+            "fast_seconds_per_item": "Seconds per item below which work is flagged as too fast",
+            "qualification_required": "Who takes the screening test",
+            "screening_attempts": "Tries at the screening test",
+            "hourly_wage_usd": "Hourly wage (USD)",
+            "bonus_usd": "Bonus (USD)",
+            "bonus_every_hits": "A bonus for every this many good HITs",
+            "min_approval_rate": "Lowest MTurk approval rate (%)",
+            "min_approved_hits": "Fewest approved MTurk HITs",
+            "worker_locales": "Countries (ISO codes, comma-separated)",
+            "offline_threshold": "Offline labeler's similarity threshold",
+        }
+        help_texts = {
+            "annotators_per_unit": "Independent labels each unit gets; the protocol uses 3. May rise at any time; "
+                                   "may fall only before annotation starts.",
+            "assistance": "What the AI shows next to each item; fixed once HITs at this level have started.",
+            "highlight_fraction": "0.30 highlights the top 30% of the source sentences most similar to the item "
+                                  "(the protocol's value). Not while someone holds a HIT.",
+            "reservation_minutes": "After this, an unsubmitted HIT returns to the pool.",
+            "long_threshold_words": "For the short/long split in analytics (the protocol: 900).",
+            "attention_check_rate": "0.20 makes about a fifth of each HIT's units checks (the protocol's value); "
+                                    "applies to HITs built from now on.",
+            "max_failed_check_share": "0 means every check must pass (the protocol). Applies to submissions graded "
+                                      "from now on; earlier grades can be overridden on the quality page.",
+            "pause_below_pass_rate": "0.5 pauses an annotator who passes fewer than half of their recent HITs.",
+            "hourly_wage_usd": "A HIT pays this wage for its expected time (FINEGRAIN_SECONDS_PER_UNIT per unit). "
+                               "The protocol pays $10.88, 50% above the US federal minimum of $7.25.",
+            "bonus_every_hits": "The protocol pays $25 for every 500 HITs that pass.",
+            "offline_threshold": "A sentence less similar than this to every source sentence is flagged; empty: "
+                                 "the FINEGRAIN_OFFLINE_THRESHOLD setting (calibrate_offline sets it from your "
+                                 "labels).",
+        }
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+    def clean_worker_locales(self):
+        codes = [code.strip().upper() for code in self.cleaned_data["worker_locales"].split(",") if code.strip()]
+        wrong = [code for code in codes if not re.fullmatch(r"[A-Z]{2}", code)]
+        if wrong or not codes:
+            raise forms.ValidationError("Give two-letter country codes separated by commas, e.g. US,GB,CA"
+                                        + (f" (not {', '.join(wrong[:5])})." if wrong else "."))
+        return ",".join(codes)
+
+    def groups(self):
+        return [(heading, about, [self[name] for name in names]) for heading, about, names in SETTING_GROUPS]
