@@ -74,7 +74,7 @@ def test_the_confirmation_shows_no_submit_button_while_answers_are_missing(page,
     # Every item answered: now the dialog offers Submit.
     for _ in range(SENTENCES):
         press(page, "n", "j")
-    page.wait_for_function("document.querySelectorAll('fieldset.item.complete').length === %d" % SENTENCES)
+    page.wait_for_function(f"document.querySelectorAll('fieldset.item.complete').length === {SENTENCES}")
     press(page, "Enter")
     page.wait_for_selector("#confirm-submit[open]")
     assert page.is_visible("#confirm-yes")
