@@ -109,6 +109,8 @@ class CrowdProvider(ABC):
     name = ""
     #: Resources (qualification types, groups) made once per platform account; MTurk keeps its sandbox apart.
     sandbox = False
+    #: Whether the platform has a sandbox where nothing is paid (only MTurk: a Prolific study is always real).
+    has_sandbox = False
     #: Origins allowed to frame the HIT pages (CSP frame-ancestors); empty: never framed.
     frame_ancestors: tuple[str, ...] = ()
 

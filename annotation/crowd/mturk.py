@@ -72,6 +72,7 @@ def _reward(amount: Decimal) -> str:
 
 class MTurkProvider(CrowdProvider):
     name = "mturk"
+    has_sandbox = True
     frame_ancestors = WORKER_ORIGINS
 
     def __init__(self, sandbox: bool | None = None, client=None):

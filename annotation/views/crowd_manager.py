@@ -17,6 +17,7 @@ from corpus.models import Job
 from ..crowd import outbox
 from ..crowd.links import link_create, link_revoke, link_token
 from ..crowd.publishing import plan_publish, publish_start
+from ..crowd.registry import get_provider
 from ..crowd.tasks import enqueue
 from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
@@ -88,8 +89,9 @@ def publish(request, slug):
             job = publish_start(project=project, task=task, provider=provider, sandbox=sandbox, user=request.user)
             messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}): progress shows below.")
         return redirect("crowd_manage", slug)
-    return render(request, "annotation/crowd/publish.html", {"project": project, "plan": plan,
-                                                             "estimate": plan.estimate.as_dict()})
+    return render(request, "annotation/crowd/publish.html", {
+        "project": project, "plan": plan, "estimate": plan.estimate.as_dict(), "task_label": Task(task).label,
+        "provider_label": Provider(provider).label, "has_sandbox": get_provider(provider).has_sandbox})
 
 
 @login_required

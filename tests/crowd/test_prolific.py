@@ -282,3 +282,24 @@ def test_a_participant_whose_session_ended_during_the_screening_gets_no_hit(corp
     passed = browser.post(screening, {question.key: question.answer for question in QUESTIONS})
     assert passed.status_code == 403 and b"holds no place in the study" in passed.content
     assert not Assignment.objects.exists()
+
+
+def test_prolific_has_no_sandbox_and_its_dry_run_says_what_is_real(corpus, prolific):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="Prolific has no sandbox .*Leave out --sandbox"):
+        call_command("publish", project=corpus.slug, task="fv", provider="prolific", sandbox=True, dry_run=True,
+                     stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command("publish", project=corpus.slug, task="fv", provider="prolific", dry_run=True, stdout=out,
+                 stderr=StringIO())
+    text = out.getvalue()
+    assert "sandbox" not in text and "nothing is paid" not in text
+    assert "Dry run: nothing was sent to Prolific and nothing was created." in text
+    assert not prolific.requests and not CrowdBatch.objects.exists()
+    # The plan refuses the sandbox flag for Prolific whoever asks: it would publish a real, paid study.
+    plan = plan_publish(project=corpus, task="fv", provider="prolific", sandbox=True)
+    assert any("Prolific has no sandbox" in problem for problem in plan.problems)
