@@ -137,10 +137,11 @@ def test_it_notifies_at_most_100_workers_a_call_and_expires_and_extends(corpus, 
 
 
 def test_the_dry_run_prints_what_would_be_created_and_its_cost(corpus):
-    out = StringIO()
+    out, err = StringIO(), StringIO()
     call_command("publish", project=corpus.slug, task="fv", provider="mturk", sandbox=True, dry_run=True,
-                 stdout=out, stderr=StringIO())
+                 stdout=out, stderr=err)
     text = out.getvalue()
+    assert "Amazon Mechanical Turk closed for good on 2026-09-30" in err.getvalue()
     plan = plan_publish(project=corpus, task="fv", provider="mturk", sandbox=True)
     reward = plan.reward_usd
     rewards = reward * 12

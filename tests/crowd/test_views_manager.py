@@ -61,6 +61,25 @@ def test_the_publish_page_is_a_dry_run_until_confirmed(corpus, manager, client, 
     assert batch.provider == "link" and batch.status == "published" and batch.crowd_hits.count() == 4
 
 
+def test_prolific_and_private_links_come_first_and_mturk_is_marked_closed(corpus, manager, client):
+    import re
+
+    client.force_login(manager)
+    page = client.get(reverse("crowd_manage", args=[corpus.slug])).content.decode()
+    select = re.search(r'<select name="provider" id="provider">(.*?)</select>', page).group(1)
+    options = re.findall(r'<option value="(\w+)"( selected)?>([^<]*)</option>', select)
+    assert [(value, bool(selected)) for value, selected, _ in options] == [
+        ("prolific", True), ("link", False), ("mturk", False)]
+    assert options[2][2] == "Amazon Mechanical Turk (closed 2026-09-30)"
+    assert "Amazon Mechanical Turk closed for good on 2026-09-30: it takes no new HITs" in page
+    assert 'name="sandbox" value="1" checked' not in page
+    # Choosing it anyway: the dry run says so first; the integration is still there for earlier batches.
+    mturk = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "mturk"})
+    assert mturk.status_code == 200 and b"closed for good on 2026-09-30" in mturk.content
+    prolific = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "prolific"})
+    assert b"closed for good" not in prolific.content
+
+
 def test_the_dry_run_page_says_what_a_publication_pays(corpus, manager, client):
     client.force_login(manager)
     url = reverse("crowd_publish", args=[corpus.slug])

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.crowd.publishing import plan_publish, publish, publish_queue, publishing_is_queued
-from annotation.crowd.registry import get_provider
+from annotation.crowd.registry import NAMES, closure_notice, get_provider
 from annotation.models import CrowdBatch, Provider, Task
 from corpus.models import Project
 
@@ -19,7 +19,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--task", required=True, choices=Task.values)
-        parser.add_argument("--provider", required=True, choices=["mturk", "prolific", "link"])
+        parser.add_argument("--provider", required=True, choices=NAMES,
+                            help="prolific or link (mturk closed on 2026-09-30; kept for what it published)")
         parser.add_argument("--sandbox", action="store_true",
                             help="MTurk's sandbox (no money moves); Prolific and private links have none")
         parser.add_argument("--dry-run", action="store_true", help="print the plan and the cost, create nothing")
@@ -36,6 +37,8 @@ class Command(BaseCommand):
         if sandbox and not impl.has_sandbox:
             raise CommandError(f"{label} has no sandbox (only MTurk has one): what is published there is real. "
                                "Leave out --sandbox; --dry-run shows what would be sent and sends nothing.")
+        if notice := closure_notice(provider):
+            self.stderr.write(notice)
         plan = plan_publish(project=target, task=task, provider=provider, sandbox=sandbox)
         estimate = plan.estimate.as_dict()
         self.stdout.write(f"{target.slug}: {len(plan.items)} {task} HITs to publish on {provider}"
