@@ -51,7 +51,7 @@ def test_turns_are_read_by_speaker_without_markup(page, live_server, dialogues, 
     page.goto(f"{live_server.url}/work/hits/{assignment.public_id}/")
     page.wait_for_selector("#item-0.current")
     blocks = page.locator("#source .turn.spoken")
-    assert blocks.count() == len(set(s.turn for s in assignment.hit.document.sentences.all()))
+    assert blocks.count() == len({s.turn for s in assignment.hit.document.sentences.all()})
     first = blocks.first
     assert first.locator(".speaker").inner_text() in ("USER", "#Person1#")
     # The label sits above the turn's sentences, a block of its own.
