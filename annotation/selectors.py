@@ -4,7 +4,8 @@
 HITs that show the same text), and the reservation they hold.
 `started_hits`: the HITs somebody works or worked on (their assistance level may no longer change).
 `task_progress`: how far the annotation of a project has come, per task and domain (the manager's progress page). A
-unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count. A
+unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
+counted submissions are split into real and simulated ones (simulated work fills places as real work does). A
 submission that failed its attention checks (and was not overridden to pass) is shown apart as "failed": its HIT is
 offered again until N count (annotation.services.assignment). Each count is one grouped query, whatever the size of
 the project.
@@ -108,27 +109,30 @@ def task_progress(project: Project) -> list[dict]:
              .values("task", "hit__document__domain")
              .annotate(total=Count("pk"), done=Count("pk", filter=Q(label_count__gte=needed))))
     counted = Assignment.objects.counted()
+    # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
+    simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
     failed = Assignment.objects.filter(Q(grade__override_passed=False)
                                        | Q(grade__override_passed__isnull=True, grade__passed=False),
                                        status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
     reserved = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__gt=now)
     hits = (Hit.objects.filter(project=project)
-            .alias(counted_count=count_of(counted, "hit"), failed_count=count_of(failed, "hit"),
-                   reserved_count=count_of(reserved, "hit"))
+            .alias(counted_count=count_of(counted, "hit"), simulated_count=count_of(simulated, "hit"),
+                   failed_count=count_of(failed, "hit"), reserved_count=count_of(reserved, "hit"))
             .values("task", "document__domain")
             .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed)),
-                      submissions=Coalesce(Sum("counted_count"), 0), failed=Coalesce(Sum("failed_count"), 0),
-                      open=Coalesce(Sum("reserved_count"), 0)))
+                      submissions=Coalesce(Sum("counted_count"), 0), simulated=Coalesce(Sum("simulated_count"), 0),
+                      failed=Coalesce(Sum("failed_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
-    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "failed": 0, "open": 0}
+    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
+             "open": 0}
     for row in units:
         entry = rows[row["task"]].setdefault(row["hit__document__domain"], dict(empty))
         entry.update(units=row["total"], units_done=row["done"])
     for row in hits:
         entry = rows[row["task"]].setdefault(row["document__domain"], dict(empty))
-        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"], failed=row["failed"],
-                     open=row["open"])
+        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"],
+                     simulated=row["simulated"], failed=row["failed"], open=row["open"])
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]
@@ -136,8 +140,14 @@ def task_progress(project: Project) -> list[dict]:
         for row in (*domains, total):
             row["percent"] = int(100 * row["units_done"] / row["units"]) if row["units"] else 0
             row["submissions_needed"] = row["hits"] * needed
+            row["real"] = row["submissions"] - row["simulated"]
         result.append({"task": task, "label": task.label, "domains": domains, "total": total})
     return result
+
+
+def simulated_submissions(progress: list[dict]) -> int:
+    """How many counted submissions of the project are simulated (a pilot): the progress page then shows them apart."""
+    return sum(entry["total"]["simulated"] for entry in progress)
 
 
 def is_finished(progress: list[dict]) -> bool:

@@ -1,7 +1,10 @@
 """Sentence segmentation: documents and summaries into numbered sentences, dialogues into speaker turns first.
 
 Documents and summaries are split once, at import, and the result is stored: every later index refers to it.
-Dialogues are split into speaker turns first, then each turn into sentences. Sentences are exact substrings of the
+Dialogues are split into speaker turns first, then each turn into sentences. Three ways of writing turns are known:
+"NAME: ..." at the start of a line, DialogSum's "#Person1#: ..." (anywhere), and UniSumEval's release format, one
+line of "<p>USER : ...</p> <p>SYSTEM : ...</p>" blocks; the markup and the labels stay in the stored text, never in a
+sentence. Sentences are exact substrings of the
 text (offsets from the splitter), so nothing is normalised away, and `<PHONENUMBER_1>`-style placeholders survive.
 
 The splitter is syntok (segtok v2): benchmarks/segmentation.py compares it with pysbd and Bling Fire on
@@ -14,8 +17,15 @@ from dataclasses import dataclass
 
 import syntok.segmenter as syntok
 
-# "USER: ...", "#Person1#: ...", "Dr. Ana Ruiz: ...": a short label without sentence punctuation, then a colon.
-SPEAKER_LINE = re.compile(r"^\s*(?P<speaker>#?[A-Za-z][\w .'#-]{0,38}?#?)\s*:\s+(?P<rest>\S.*)$")
+# A speaker's label: short, no sentence punctuation ("USER", "#Person1#", "Dr. Ana Ruiz").
+LABEL = r"#?[A-Za-z][\w .'#-]{0,38}?#?"
+# "NAME: ..." at the start of a line.
+SPEAKER_LINE = re.compile(rf"^[ \t]*(?P<speaker>{LABEL})[ \t]*:[ \t]+(?=\S)", re.MULTILINE)
+# DialogSum's "#Person1#: ...", wherever it stands: its turns may share a line.
+DIALOGSUM_TAG = re.compile(r"(?<!\S)(?P<speaker>#[A-Za-z]\w{0,30}#)[ \t]*:[ \t]*")
+# UniSumEval's release: one line of turns, each "<p>USER : ...</p>" (UniSumEval paper, appendix E).
+RELEASE_TURN = re.compile(r"<p>(?P<body>.*?)</p>", re.DOTALL)
+RELEASE_LABEL = re.compile(rf"\s*(?P<speaker>{LABEL})\s*:\s*")
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,15 @@ class Sentence:
     text: str
     turn: int | None = None
     speaker: str = ""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One speaker's turn: `text[start:end]` is what they said, without their label or the release's markup."""
+
+    speaker: str
+    start: int
+    end: int
 
 
 def split_sentences(text: str) -> list[str]:
@@ -43,29 +62,66 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def is_release_format(text: str) -> bool:
+    """UniSumEval's dialogue release: the whole text is <p> blocks, and a block starts with a speaker's label."""
+    stripped = text.strip()
+    return (stripped.startswith("<p>") and stripped.endswith("</p>") and any(
+        RELEASE_LABEL.match(text, *block.span("body")) for block in RELEASE_TURN.finditer(text)))
+
+
+def _unlabelled(text: str, start: int, end: int) -> list[Turn]:
+    """Text outside any turn (before the first label, between release blocks): a turn without a speaker, so that
+    no word of the document is lost."""
+    return [Turn("", start, end)] if text[start:end].strip() else []
+
+
+def _release_turns(text: str) -> list[Turn]:
+    turns, position = [], 0
+    for block in RELEASE_TURN.finditer(text):
+        turns += _unlabelled(text, position, block.start())
+        start, end = block.span("body")
+        label = RELEASE_LABEL.match(text, start, end)
+        turns.append(Turn(label["speaker"].strip(), label.end(), end) if label else Turn("", start, end))
+        position = block.end()
+    return turns + _unlabelled(text, position, len(text))
+
+
+def _line_turns(text: str) -> list[Turn]:
+    """Turns that start at a "NAME:" line or at a DialogSum "#PersonN#:" tag; a line without a label continues the
+    turn before it."""
+    labels = {match.start("speaker"): (match.end(), match["speaker"].strip())
+              for pattern in (DIALOGSUM_TAG, SPEAKER_LINE) for match in pattern.finditer(text)}
+    starts = sorted(labels)
+    turns = _unlabelled(text, 0, starts[0] if starts else len(text))
+    for number, position in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(text)
+        utterance_start, speaker = labels[position]
+        turns.append(Turn(speaker, utterance_start, end))
+    return turns
+
+
+def dialogue_turns(text: str) -> list[Turn]:
+    """A dialogue's turns in order, each an exact span of `text`: the release's <p> blocks, or "NAME:" lines and
+    DialogSum tags. Turns with nothing said are left out."""
+    turns = _release_turns(text) if is_release_format(text) else _line_turns(text)
+    return [turn for turn in turns if text[turn.start:turn.end].strip()]
+
+
 def split_turns(text: str) -> list[tuple[str, str]]:
-    """Split a dialogue into (speaker, utterance) turns; lines without a speaker continue the previous turn."""
-    turns: list[list[str]] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        match = SPEAKER_LINE.match(line)
-        if match:
-            turns.append([match["speaker"].strip(), match["rest"].strip()])
-        elif turns:
-            turns[-1][1] += "\n" + line.strip()
-        else:
-            turns.append(["", line.strip()])
-    return [(speaker, utterance) for speaker, utterance in turns]
+    """A dialogue as (speaker, utterance) pairs; the utterance is the turn's text, stripped."""
+    return [(turn.speaker, text[turn.start:turn.end].strip()) for turn in dialogue_turns(text)]
 
 
 def segment_document(text: str, *, dialogue: bool) -> list[Sentence]:
+    """The document's sentences, numbered from 0. A dialogue is split into turns first (each sentence keeps its turn
+    and speaker); every sentence is an exact substring of `text`, the release's markup and the speakers' labels
+    are in none."""
     if not dialogue:
         return [Sentence(index=i, text=s) for i, s in enumerate(split_sentences(text))]
     sentences: list[Sentence] = []
-    for turn, (speaker, utterance) in enumerate(split_turns(text)):
-        for piece in split_sentences(utterance):
-            sentences.append(Sentence(index=len(sentences), text=piece, turn=turn, speaker=speaker))
+    for number, turn in enumerate(dialogue_turns(text)):
+        for piece in split_sentences(text[turn.start:turn.end]):
+            sentences.append(Sentence(index=len(sentences), text=piece, turn=number, speaker=turn.speaker))
     return sentences
 
 

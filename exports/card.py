@@ -54,8 +54,10 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
              "- Majority vote per unit (exports.scores.TIE_BREAK); a tie, possible only when a rating is missing, "
              f"counts as {_tie('fv')} in fact verification, {_tie('kv')} in key-fact validation and "
              f"{_tie('ka')} in key-fact alignment.",
-             "- Scores per summary (paper appendix D.1): faithfulness, completeness, conciseness; composite = their "
-             "mean. A score is empty (null) when a label it needs is missing or the document has no human key-fact.",
+             "- Scores per summary (paper appendix D.1): faithfulness, completeness, conciseness; composite = the "
+             "mean of the three. A score is empty (null) when a label it needs is missing or the document has no "
+             "human key-fact; the composite is then empty too, never faithfulness alone (such summaries keep their "
+             "faithfulness score). A summarizer's composite is the mean over the domains that have one.",
              "- Annotators appear under pseudonyms derived from a random per-annotator id.", "",
              "## Inter-annotator agreement", "",
              "Krippendorff's alpha (nominal) for fact verification and key-fact alignment, Gwet's AC1 for key-fact "

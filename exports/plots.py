@@ -14,6 +14,32 @@ def _finite(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+def number(value: float, decimals: int) -> str:
+    """`value` with `decimals` digits, never "-0.0": a value that rounds to zero is shown as zero."""
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def axis_ticks(low: float, high: float, *, count: int = 6) -> list[tuple[float, str]]:
+    """Round tick values from at most `low` to at least `high`, about `count` steps of 1, 2, 2.5 or 5 x 10^k apart,
+    each labelled with the decimals its step needs: so the labels are distinct, and zero reads "0.0", not "-0.0"."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"An axis needs finite bounds, not {low!r} and {high!r}.")
+    low, high = min(low, high), max(low, high)
+    if high - low <= 1e-12 * max(1.0, abs(low)):  # one value: an axis around it
+        pad = max(abs(low) * 0.1, 0.5)
+        low, high = low - pad, high + pad
+    raw = (high - low) / count
+    exponent = math.floor(math.log10(raw))
+    factor = next(f for f in (1, 2, 2.5, 5, 10) if raw <= f * 10 ** exponent * (1 + 1e-9))
+    if factor == 10:
+        factor, exponent = 1, exponent + 1
+    step = factor * 10 ** exponent
+    decimals = max(0, -exponent + (1 if factor == 2.5 else 0))
+    return [(k * step, number(k * step, decimals))
+            for k in range(math.floor(low / step), math.ceil(high / step) + 1)]
+
+
 def heatmap(rows: list[str], columns: list[str], values: list[list], *, cell_w: int = 92, cell_h: int = 30,
             label_w: int = 150, header_h: int = 58) -> dict:
     """Cells of a rows x columns table of percentages; darker = higher. Missing values get class heat-none."""
@@ -28,8 +54,8 @@ def heatmap(rows: list[str], columns: list[str], values: list[list], *, cell_w: 
                           "tx": label_w + c * cell_w + cell_w / 2 - 1, "ty": header_h + r * cell_h + cell_h / 2 + 4,
                           "cls": "heat-none" if step is None else f"heat-{step}",
                           "dark": step is not None and step >= 6,
-                          "text": "—" if step is None else f"{value:.1f}",
-                          "title": f"{rows[r]} × {columns[c]}: " + ("no score" if step is None else f"{value:.1f}")})
+                          "text": "—" if step is None else number(value, 1),
+                          "title": f"{rows[r]} × {columns[c]}: " + ("no score" if step is None else number(value, 1))})
     return {
         "width": label_w + len(columns) * cell_w + 4, "height": header_h + len(rows) * cell_h + 4, "cells": cells,
         "row_labels": [{"text": name, "x": label_w - 8, "y": header_h + r * cell_h + cell_h / 2 + 4}
@@ -66,8 +92,14 @@ def stacked_bars(groups: dict, *, width: int = 640, bar_h: int = 22, label_w: in
 
 def intervals(points: list[dict], *, low: float = -0.2, high: float = 1.0, width: int = 640, row_h: int = 24,
               label_w: int = 190, reference: float | None = None) -> dict:
-    """A dot per group with its interval, on one horizontal axis from `low` to `high`."""
+    """A dot per group with its interval, on one horizontal axis from `low` to `high`, widened to round ticks and to
+    any value or interval end beyond them (an agreement coefficient can be below -0.2). A group without a value
+    says "no estimate"."""
     plot_w = width - label_w - 20
+    given = [value for point in points for value in (point.get("value"), point.get("ci_low"), point.get("ci_high"))
+             if _finite(value)]
+    ticks = axis_ticks(min([low, *given]), max([high, *given]))
+    low, high = ticks[0][0], ticks[-1][0]
 
     def x(value: float) -> float:
         return label_w + (min(max(value, low), high) - low) / (high - low) * plot_w
@@ -81,8 +113,9 @@ def intervals(points: list[dict], *, low: float = -0.2, high: float = 1.0, width
                      "x1": x(ci_low) if _finite(ci_low) else None, "x2": x(ci_high) if _finite(ci_high) else None,
                      "title": point.get("title", ""), "cls": point.get("cls", "series-0")})
     bottom = 14 + len(points) * row_h
-    ticks = [{"x": x(t), "text": f"{t:.1f}"} for t in [low + k * (high - low) / 6 for k in range(7)]]
-    return {"width": width, "height": bottom + 24, "rows": rows, "ticks": ticks, "axis_y": bottom - 6,
+    return {"width": width, "height": bottom + 24, "rows": rows, "ticks": [{"x": x(value), "text": text}
+                                                                          for value, text in ticks],
+            "axis_y": bottom - 6,
             "tick_ty": bottom + 12, "label_x": label_w - 8, "x0": label_w, "x_end": label_w + plot_w,
             "reference": x(reference) if reference is not None else None}
 
@@ -104,9 +137,15 @@ def lines(series: dict[str, list[tuple[str, float]]], *, width: int = 640, heigh
         coords = [xy(day, value) for day, value in points]
         drawn.append({"name": name, "cls": f"series-{k % SERIES}", "points": " ".join(f"{x},{y}" for x, y in coords),
                       "dots": [{"x": x, "y": y} for x, y in coords], "lx": left + k * 150, "ltx": left + k * 150 + 16})
+    # The first and the last day at the ends of the axis; a single day (or hour) once, under its points.
+    if len(days) > 1:
+        day_labels = [{"x": left, "text": days[0], "anchor": "start"},
+                      {"x": left + plot_w, "text": days[-1], "anchor": "end"}]
+    else:
+        day_labels = [{"x": left + plot_w / 2, "text": day, "anchor": "middle"} for day in days]
     return {"width": width, "height": height, "series": drawn, "x0": left, "x_end": left + plot_w,
             "y_axis": 10 + plot_h, "top": top, "top_y": 14, "left_label": left - 6,
-            "first_day": days[0] if days else "", "last_day": days[-1] if days else "", "day_y": 10 + plot_h + 16,
+            "day_labels": day_labels, "day_y": 10 + plot_h + 16,
             "legend_y": height - 14, "legend_ty": height - 4}
 
 

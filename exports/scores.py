@@ -2,7 +2,8 @@
 
 Per-summary scores are fractions in [0, 1], as equations (1)-(2) define them; the tables that compare
 summarizers (`score_table`, `domain_stability`) are in percent, as the paper reports them (tables 4,
-14-17). `None` means "undefined", never 0: a summary must not be rewarded or punished for a missing label.
+14-17). `None` means "undefined", never 0: a summary must not be rewarded or punished for a missing label, and a
+composite is the mean of all three scores or None, never a mean of fewer.
 """
 
 import dataclasses
@@ -70,14 +71,15 @@ def conciseness(sentence_aligned_flags: Sequence[bool | None]) -> float | None:
 def composite(
     faithfulness: float | None, completeness: float | None, conciseness: float | None
 ) -> float | None:
-    """Mean of the available scores (paper 5: "the average of the three percentage scores").
+    """The mean of the three scores (paper 5: "the average of the three percentage scores"); None when
+    any of them is None.
 
-    A document without human key-facts has no completeness or conciseness; its summaries keep a
-    composite from faithfulness alone rather than losing the summary from every table. None if no
-    score is available.
+    A document without human key-facts has no completeness or conciseness, so its summaries have no
+    composite: faithfulness alone would be another measure under the same name, and would rank such
+    summaries against others on one dimension instead of three. They keep their faithfulness score.
     """
-    available = [score for score in (faithfulness, completeness, conciseness) if score is not None]
-    return sum(available) / len(available) if available else None
+    scores = (faithfulness, completeness, conciseness)
+    return None if any(score is None for score in scores) else sum(scores) / len(scores)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,7 +184,9 @@ def score_table(rows: Iterable[Mapping]) -> ScoreTable:
 
     Each row has `model`, `domain` and the three scores as fractions (None when undefined; such
     summaries are left out of that dimension's means only). The composite of a cell is the mean of
-    the cell's three dimension means, which is how table 17 follows from tables 14-16.
+    the cell's three dimension means, which is how table 17 follows from tables 14-16; a cell with no
+    completeness or conciseness (no document of it has human key-facts) has no composite (NaN), never
+    faithfulness alone. The overall means and domain stability leave such cells out.
     """
     frame = pd.DataFrame.from_records(
         [{key: row.get(key) for key in ("model", "domain", *SCORE_DIMENSIONS)} for row in rows],
@@ -192,7 +196,7 @@ def score_table(rows: Iterable[Mapping]) -> ScoreTable:
         raise ValueError("A score table needs at least one summary.")
     scores = frame[list(SCORE_DIMENSIONS)].apply(pd.to_numeric, errors="coerce").astype(float) * 100
     cells = pd.concat([frame[["model", "domain"]], scores], axis=1).groupby(["model", "domain"]).mean()
-    cells["composite"] = cells[list(SCORE_DIMENSIONS)].mean(axis=1)
+    cells["composite"] = cells[list(SCORE_DIMENSIONS)].mean(axis=1, skipna=False)
     by_domain = {dimension: cells[dimension].unstack("domain") for dimension in cells.columns}
     overall = pd.DataFrame({dimension: table.mean(axis=1) for dimension, table in by_domain.items()})
     stability = pd.DataFrame(

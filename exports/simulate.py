@@ -5,7 +5,8 @@ HITs are built by the real service (annotation.services.hits.build_hits, KV befo
 is settled by the same majority rule as real work). Answers are written with bulk inserts rather than through
 reserve/save/submit one HIT at a time: at UniSumEval scale (~335,000 labels) the services take hours, the bulk
 path minutes. The invariants the services keep hold here too:
-- one submitted Assignment per (HIT, annotator), never more assignments holding a place than annotators_per_unit;
+- one submitted Assignment per (HIT, annotator), never more assignments holding a place than annotators_per_unit:
+  beside real work, only the places it left are filled;
 - one Label per (annotator, unit), every question of the unit answered (ai_right when the AI label was shown,
   error types when the sentence has an error);
 - attention-check units are answered like the others, and a submission with checks is graded by quality
@@ -22,7 +23,8 @@ from datetime import timedelta
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, AttentionCheck, ErrorType, Hit, Label, Task, Unit
@@ -80,10 +82,14 @@ def _refresh_statistics() -> None:
 
 def _simulate_task(project, task, people, accuracy, rng, result) -> None:
     now = timezone.now()
-    hits = list(Hit.objects.filter(project=project, task=task).annotate(
-        taken=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)
-                    | Q(assignments__status=Assignment.Status.RESERVED, assignments__expires_at__gt=now)))
-        .order_by("pk").values_list("pk", "taken", "assistance"))
+    # The places already held, real work's included, by the rule assignment uses (counted submissions and live
+    # reservations): the simulation fills only what is left of each HIT's N, and counts its own as it goes.
+    places = Assignment.objects.holding_a_place(now).filter(hit=OuterRef("pk")).order_by().values("hit").annotate(
+        n=Count("pk")).values("n")
+    hits = list(Hit.objects.filter(project=project, task=task)
+                .annotate(taken=Coalesce(Subquery(places, output_field=IntegerField()), 0))
+                .order_by("pk").values_list("pk", "taken", "assistance"))
+    taken = {hit_id: count for hit_id, count, _ in hits}
     had = set(Assignment.objects.filter(hit__project=project, hit__task=task, annotator__in=people)
               .values_list("hit_id", "annotator_id"))
     units = list(Unit.objects.filter(hit__project=project, task=task).order_by("pk").values_list(
@@ -108,9 +114,10 @@ def _simulate_task(project, task, people, accuracy, rng, result) -> None:
         wrong_type = rng.choice(ERROR_TYPES, size=len(units))
         seconds = rng.uniform(4, 40, size=len(units))
         assignments, labels, graded = [], [], []
-        for hit_id, taken, _ in hits:
-            if (hit_id, person.pk) in had or taken >= project.annotators_per_unit:
+        for hit_id, _, _ in hits:
+            if (hit_id, person.pk) in had or taken[hit_id] >= project.annotators_per_unit:
                 continue
+            taken[hit_id] += 1
             assignment = Assignment(hit_id=hit_id, annotator=person, status=Assignment.Status.SUBMITTED,
                                     reserved_at=now, expires_at=now + timedelta(minutes=project.reservation_minutes),
                                     submitted_at=now, submission_key=f"simulated-{person.pk}-{hit_id}")

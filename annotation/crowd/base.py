@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..models import ProviderResource
@@ -109,6 +110,11 @@ class CrowdProvider(ABC):
     name = ""
     #: Resources (qualification types, groups) made once per platform account; MTurk keeps its sandbox apart.
     sandbox = False
+    #: Whether the platform has a sandbox where nothing is paid (only MTurk: a Prolific study is always real).
+    has_sandbox = False
+    #: The day the platform stopped taking work for good, if it did; its integration stays for the work published
+    #: before (syncing, payments, the protocol's record).
+    closed_on: date | None = None
     #: Origins allowed to frame the HIT pages (CSP frame-ancestors); empty: never framed.
     frame_ancestors: tuple[str, ...] = ()
 

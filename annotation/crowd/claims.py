@@ -173,7 +173,7 @@ def prolific_arrive(*, batch: CrowdBatch, participant_id: str, study_id: str, se
                 raise ClaimRefused("Prolific could not confirm your study session just now, and the screening test "
                                    "needs it. Please reload this page in a minute.", status_code=503)
             raise NeedsScreening(sign_session(annotator=annotator, project_id=batch.project_id,
-                                              provider="prolific"))
+                                              provider="prolific", batch=batch, submission=session_id))
         try:
             with transaction.atomic():
                 assignment = reserve_next_hit(annotator, batch.project, batch.task, fresh=True, confirmed=confirmed)
@@ -201,3 +201,26 @@ def link_next(*, link: PrivateLink, annotator: Annotator):
         return None, None
     return assignment, sign_session(annotator=annotator, project_id=link.project_id, provider="link",
                                     assignment=assignment, link=link)
+
+
+def after_screening(session):
+    """The HIT a link holder or Prolific participant goes on to once they passed the screening test, as
+    (assignment, session token); (None, None) when the link's work is all done. The arrival is claimed again, with
+    every check of the first time (a Prolific session still holding its place, a link still usable); ClaimRefused
+    when it cannot be."""
+    annotator = session.annotator
+    if session.provider == Annotator.Provider.LINK:
+        link = PrivateLink.objects.select_related("project").filter(pk=session.link, annotator=annotator).first()
+        if link is None or not link.is_usable():
+            raise ClaimRefused("This link has expired or was revoked.")
+        if (status := annotator.status_in(link.project)) != Annotator.Status.ACTIVE:
+            raise ClaimRefused(f"This link's annotator is {Annotator.Status(status).label.lower()}.")
+        return link_next(link=link, annotator=annotator)
+    if session.provider == Annotator.Provider.PROLIFIC and session.batch and session.submission:
+        batch = CrowdBatch.objects.select_related("project").filter(
+            public_id=session.batch, provider="prolific", project_id=session.project_id).first()
+        if batch is None:
+            raise ClaimRefused("This study is no longer published here.")
+        return prolific_arrive(batch=batch, participant_id=annotator.external_id, study_id=batch.external_id,
+                               session_id=session.submission)
+    raise ClaimRefused("Open the study or link again to start.")

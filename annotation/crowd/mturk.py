@@ -7,7 +7,7 @@ outbox retries it later), a RequestError becomes ProviderError with MTurk's erro
 
 import hashlib
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import boto3
@@ -72,6 +72,9 @@ def _reward(amount: Decimal) -> str:
 
 class MTurkProvider(CrowdProvider):
     name = "mturk"
+    has_sandbox = True
+    # Amazon closed Mechanical Turk to requesters for good on this day.
+    closed_on = date(2026, 9, 30)
     frame_ancestors = WORKER_ORIGINS
 
     def __init__(self, sandbox: bool | None = None, client=None):

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from corpus.models import Job, Project, job_start
 
-from ..models import CrowdBatch, CrowdHit, Hit
+from ..models import CrowdBatch, CrowdHit, Hit, Provider
 from .base import CostEstimate, ProviderError, ProviderTransientError, PublishItem
 from .outbox import RetryLater
 from .registry import get_provider
@@ -85,6 +85,9 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
     plan.estimate = impl.estimate(hits=len(hits), assignments_per_hit=project.annotators_per_unit,
                                   reward_usd=reward, bonus_usd=project.bonus_usd,
                                   expected_bonuses=total // project.bonus_every_hits if provider != "link" else 0)
+    if sandbox and not impl.has_sandbox:
+        plan.problems.append(f"{Provider(provider).label} has no sandbox (only MTurk has one): what is published "
+                             "there is real. Leave the sandbox option out; the dry run sends nothing.")
     if provider == "mturk" and not plan.entry_url.startswith("https://"):
         plan.problems.append(f"MTurk shows HITs only from HTTPS URLs; SITE_URL is {settings.SITE_URL!r}.")
     if provider == "prolific" and not settings.FINEGRAIN_PROLIFIC_TOKEN:

@@ -27,12 +27,20 @@ class CrowdSession:
     assignment: str | None  # the assignment's public id, once one is bound
     link: int | None
     token: str
+    # A Prolific arrival sent to the screening test first: its batch (public id) and Prolific submission, so that
+    # passing the test leads on to the HIT (claims.after_screening).
+    batch: str | None = None
+    submission: str | None = None
 
 
-def sign_session(*, annotator: Annotator, project_id: int, provider: str, assignment=None, link=None) -> str:
-    return signing.dumps({"n": annotator.pk, "p": project_id, "v": provider,
-                          "a": str(assignment.public_id) if assignment is not None else None,
-                          "l": link.pk if link is not None else None}, salt=SESSION_SALT, compress=True)
+def sign_session(*, annotator: Annotator, project_id: int, provider: str, assignment=None, link=None, batch=None,
+                 submission: str | None = None) -> str:
+    data = {"n": annotator.pk, "p": project_id, "v": provider,
+            "a": str(assignment.public_id) if assignment is not None else None,
+            "l": link.pk if link is not None else None}
+    if batch is not None:
+        data.update(b=str(batch.public_id), s=submission)
+    return signing.dumps(data, salt=SESSION_SALT, compress=True)
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -60,7 +68,7 @@ def read_session(token: str, *, max_age: int) -> CrowdSession | None:
     if annotator is None:
         return None
     return CrowdSession(annotator=annotator, project_id=data["p"], provider=data["v"], assignment=data.get("a"),
-                        link=data.get("l"), token=token)
+                        link=data.get("l"), token=token, batch=data.get("b"), submission=data.get("s"))
 
 
 def session_of(request) -> CrowdSession | None:

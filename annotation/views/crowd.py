@@ -158,6 +158,20 @@ def _screening(project, token: str):
     return HttpResponseRedirect(with_token(reverse("work_screening", args=[project.slug]), token))
 
 
+def after_screening(request, session, project):
+    """A link holder or Prolific participant who passed the screening test goes straight on to their HIT: they
+    have no account page to go back to, and no log-in to be sent to."""
+    try:
+        assignment, token = claims.after_screening(session)
+    except claims.NeedsScreening as needed:
+        return _screening(project, needed.token)
+    except claims.ClaimRefused as refusal:
+        return refused(request, str(refusal), refusal.status_code)
+    if assignment is None:
+        return render(request, "annotation/crowd/link_done.html", {"link": session.annotator.private_link})
+    return HttpResponseRedirect(with_token(reverse("hit_page", args=[assignment.public_id]), token))
+
+
 def _link_next(request, link, annotator):
     try:
         assignment, token = claims.link_next(link=link, annotator=annotator)

@@ -17,6 +17,7 @@ from corpus.models import Job
 from ..crowd import outbox
 from ..crowd.links import link_create, link_revoke, link_token
 from ..crowd.publishing import plan_publish, publish_start
+from ..crowd.registry import NAMES, closure_notice, get_provider, offered
 from ..crowd.tasks import enqueue
 from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
@@ -58,7 +59,7 @@ def manage(request, slug):
         "pending": Decision.objects.filter(project=project, status=Decision.Status.PENDING).count(),
         "failed": Decision.objects.filter(project=project, status=Decision.Status.FAILED),
         "links": project.private_links.select_related("annotator"), "tasks": Task.choices,
-        "providers": Provider.choices,
+        "providers": offered(), "closures": [notice for name in NAMES if (notice := closure_notice(name))],
         "workers": Annotator.objects.with_status_in(project).filter(assignments__hit__project=project).exclude(
             provider=Annotator.Provider.ACCOUNT).distinct(),
         "jobs": project.jobs.filter(kind=Job.Kind.PUBLISH)[:5],
@@ -88,8 +89,10 @@ def publish(request, slug):
             job = publish_start(project=project, task=task, provider=provider, sandbox=sandbox, user=request.user)
             messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}): progress shows below.")
         return redirect("crowd_manage", slug)
-    return render(request, "annotation/crowd/publish.html", {"project": project, "plan": plan,
-                                                             "estimate": plan.estimate.as_dict()})
+    return render(request, "annotation/crowd/publish.html", {
+        "project": project, "plan": plan, "estimate": plan.estimate.as_dict(), "task_label": Task(task).label,
+        "provider_label": Provider(provider).label, "has_sandbox": get_provider(provider).has_sandbox,
+        "closure": closure_notice(provider)})
 
 
 @login_required

@@ -14,7 +14,7 @@ from corpus.models import Assistance, Job
 
 from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
 from ..permissions import get_managed_hit, get_managed_project
-from ..selectors import count_of, is_finished, started_hits, task_progress
+from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
 from ..services.hits import hits_build_start
 from ..wording import describe_unit
@@ -22,7 +22,8 @@ from ..wording import describe_unit
 
 def _progress_context(project) -> dict:
     rows = task_progress(project)
-    return {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices}
+    return {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices,
+            "simulated": simulated_submissions(rows)}
 
 
 def _page_context(project, context: dict | None = None) -> dict:

@@ -7,6 +7,7 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..crowd.tokens import session_of
 from ..models import Annotator, Grade, ProjectAnnotator
 from ..permissions import (
     annotator_required,
@@ -27,6 +28,7 @@ from ..quality.qualification import (
     screening_take,
 )
 from ..services.grades import OverrideRefused, grade_override
+from .crowd import after_screening
 
 DEFAULT_SORT = "pass_rate"
 
@@ -127,6 +129,8 @@ def screening(request, slug):
     standing = annotator.standing_in(project)
     context = {"questions": QUESTIONS, "annotator": annotator, "project": project, "standing": standing,
                "attempts_left": attempts_left(standing, project)}
+    if standing.qualified_at is not None and request.method == "GET" and (session := session_of(request)):
+        return after_screening(request, session, project)  # passed already (a reload, the back button)
     if standing.qualified_at is None and context["attempts_left"] == 0:
         return render(request, "annotation/quality/screening.html", {**context, "closed": closed_message(project)},
                       status=403)
@@ -141,8 +145,8 @@ def screening(request, slug):
             return render(request, "annotation/quality/screening.html", {**context, "closed": str(closed)},
                           status=403)
         if outcome.passed:
-            if annotator.provider != Annotator.Provider.ACCOUNT:  # a link or a study: no account page to go back to
-                return render(request, "annotation/quality/screening.html", {**context, "passed": True})
+            if (session := session_of(request)) is not None:  # a link or a study: on to the HIT
+                return after_screening(request, session, project)
             messages.success(request, f"You passed the screening test of {project.name}; its HITs are open for you.")
             return redirect("work_home")
         context.update(failed=True, attempts_left=outcome.attempts_left)

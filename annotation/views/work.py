@@ -3,7 +3,7 @@ page."""
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from ..models import Task
 from ..permissions import annotator_required, get_work_project, work_projects
@@ -44,6 +44,8 @@ def start_next(request, slug, task):
     return redirect("hit_page", assignment.public_id)
 
 
-@annotator_required
+@require_GET
 def instructions(request):
+    """Open to anybody: MTurk workers read them before accepting a HIT, and link and Prolific workers have no log-in
+    (the same rules are on every HIT page)."""
     return render(request, "annotation/work/instructions.html", {"tasks": TASK_ORDER})

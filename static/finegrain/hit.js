@@ -71,6 +71,15 @@
     focusStart = document.hidden ? null : performance.now();
   }
 
+  // The sticky submit bar sits over the bottom of the answers: items keep its height clear when scrolled into
+  // view (scroll-margin-bottom in app.css reads --submit-bar-height). Measured, since the bar wraps on narrow pages.
+  const submitBar = form.querySelector(".submit-bar");
+  function measureSubmitBar() {
+    if (submitBar) form.style.setProperty("--submit-bar-height", submitBar.offsetHeight + "px");
+  }
+  measureSubmitBar();
+  window.addEventListener("resize", measureSubmitBar);
+
   items.forEach(function (item, index) {
     item.addEventListener("focusin", function () { focusItem(index); });
     item.addEventListener("click", function () { focusItem(index); });
@@ -185,7 +194,13 @@
   });
 
   // --- Instructions in a dialog (the link opens the page when scripts do not run).
-  function openInstructions() { instructionsDialog.showModal(); }
+  // showModal() focuses the first control inside, the Close button at the very end, and scrolls down to it: the
+  // dialog itself takes the focus instead (Esc still closes it), and it opens at its top.
+  function openInstructions() {
+    instructionsDialog.showModal();
+    instructionsDialog.focus({ preventScroll: true });
+    instructionsDialog.scrollTop = 0;
+  }
   document.getElementById("open-instructions").addEventListener("click", function (event) {
     event.preventDefault();
     openInstructions();

@@ -72,7 +72,7 @@ def test_dialogues_are_shown_by_speaker_turn_and_everything_is_escaped(client, c
     assignment = reserve_for(annotator, corpus, "fv", document__uid="t-dial-1", summary__model="m-bad")
     client.force_login(annotator)
     html = client.get(page_url(assignment)).content.decode()
-    assert '<span class="speaker">SYSTEM:</span>' in html
+    assert '<p class="turn spoken"><span class="speaker">SYSTEM</span>' in html
     assert "&lt;PHONENUMBER_1&gt;" in html and "<PHONENUMBER_1>" not in html
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html and "<script>alert" not in html
     assert "&lt;p&gt;Bye&lt;/p&gt;" in html and "The system booked &lt;PLACE_2&gt; at &lt;TIME_2&gt;." in html

@@ -47,6 +47,18 @@ def test_it_shows_the_project_to_its_members_only(client, imported, manager, ann
     assert client.get(url).status_code == 404
 
 
+def test_the_project_page_leads_its_managers_to_the_crowd_page(client, imported, manager, annotator):
+    crowd = reverse("crowd_manage", args=["alpha"])
+    client.force_login(manager)
+    project_page = client.get(reverse("project_detail", args=["alpha"])).content.decode()
+    assert f'href="{crowd}"' in project_page
+    for page in ("progress", "hit_list", "annotator_list", "quality_dashboard", "exports_analytics"):
+        assert f'href="{crowd}"' in client.get(reverse(page, args=["alpha"])).content.decode(), page
+    assert client.get(crowd).status_code == 200
+    client.force_login(annotator)
+    assert crowd not in client.get(reverse("project_detail", args=["alpha"])).content.decode()
+
+
 def test_the_document_page_is_for_managers(client, imported, manager, annotator, outsider):
     document = Document.objects.get(uid="t-dial-1")
     url = document.get_absolute_url()

@@ -10,12 +10,18 @@ pytestmark = pytest.mark.django_db
 
 
 def test_anonymous_visitors_are_sent_to_log_in(client, corpus):
-    for url in (reverse("work_home"), reverse("work_instructions")):
-        response = client.get(url)
-        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+    response = client.get(reverse("work_home"))
+    assert response.status_code == 302 and response.url.startswith(reverse("login"))
     response = client.post(reverse("work_next", args=["alpha", "fv"]))
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
     assert not Assignment.objects.exists()
+
+
+def test_the_instructions_are_open_to_anybody(client, corpus):
+    # MTurk workers read them before accepting a HIT; link and Prolific workers have no log-in to be sent to.
+    response = client.get(reverse("work_instructions"))
+    assert response.status_code == 200 and b"Fact verification" in response.content
+    assert b"My work" not in response.content and corpus.name.encode() not in response.content
 
 
 def test_annotators_land_on_their_work_and_managers_on_the_projects(client, corpus, annotator, manager):

@@ -113,8 +113,54 @@ def test_a_link_holder_takes_the_screening_test_of_the_links_project_only(link, 
     assert browser.get(reverse("work_screening", args=[other_project.slug]), {"ct": token}).status_code == 404
     right = {question.key: question.answer for question in QUESTIONS}
     passed = browser.post(screening, {**right, "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})
-    assert passed.status_code == 200 and b"You passed the screening test" in passed.content
     annotator = Annotator.objects.get(provider="link")
     assert annotator.standing_in(link.project).qualified_at is not None
     assert annotator.standing_in(other_project).qualified_at is None
+    # Passing leads straight to the first HIT of the link's task, never to a log-in page.
+    assignment = Assignment.objects.get(annotator=annotator)
+    assert passed.status_code == 302 and passed["Location"].startswith(
+        reverse("hit_page", args=[assignment.public_id]) + "?ct=")
+    assert assignment.hit.task == "fv" and assignment.hit.project == link.project
+    hit_page = Client().get(passed["Location"])  # the token alone: no cookie, no account
+    assert hit_page.status_code == 200 and b'id="answers"' in hit_page.content
+    # Opening the screening page again (a reload, the back button) goes back to that HIT, not a second one.
+    again = browser.get(screening)
+    assert again.status_code == 302 and str(assignment.public_id) in again["Location"]
     assert "/work/hits/" in open_link(link)["Location"]
+    assert Assignment.objects.filter(annotator=annotator).count() == 1
+
+
+def test_a_link_holder_who_fails_then_passes_the_screening_lands_on_the_hit(link):
+    from annotation.quality.qualification import QUESTIONS
+
+    browser = Client()
+    screening = open_link(link, browser)["Location"]
+    wrong = {question.key: next(key for key, _ in question.options if key != question.answer)
+             for question in QUESTIONS}
+    failed = browser.post(screening, wrong)
+    assert failed.status_code == 200 and b"not passed" in failed.content and b"2 attempts left" in failed.content
+    assert not Assignment.objects.exists()
+    passed = browser.post(screening, {question.key: question.answer for question in QUESTIONS})
+    assert passed.status_code == 302 and "/work/hits/" in passed["Location"]
+    assert b'id="answers"' in Client().get(passed["Location"]).content
+
+
+def test_a_link_whose_work_is_all_taken_says_so_after_the_screening(link):
+    from annotation.quality.qualification import QUESTIONS
+
+    browser = Client()
+    screening = open_link(link, browser)["Location"]
+    link.project.hits.filter(task="fv").delete()
+    passed = browser.post(screening, {question.key: question.answer for question in QUESTIONS})
+    assert passed.status_code == 200 and b"Nothing is waiting for you right now" in passed.content
+
+
+def test_a_link_revoked_during_the_screening_leads_nowhere(link):
+    from annotation.quality.qualification import QUESTIONS
+
+    browser = Client()
+    screening = open_link(link, browser)["Location"]
+    link_revoke(link=link)
+    passed = browser.post(screening, {question.key: question.answer for question in QUESTIONS})
+    assert passed.status_code == 403 and b"expired or was revoked" in passed.content
+    assert not Assignment.objects.exists()

@@ -137,10 +137,11 @@ def test_it_notifies_at_most_100_workers_a_call_and_expires_and_extends(corpus, 
 
 
 def test_the_dry_run_prints_what_would_be_created_and_its_cost(corpus):
-    out = StringIO()
+    out, err = StringIO(), StringIO()
     call_command("publish", project=corpus.slug, task="fv", provider="mturk", sandbox=True, dry_run=True,
-                 stdout=out, stderr=StringIO())
+                 stdout=out, stderr=err)
     text = out.getvalue()
+    assert "Amazon Mechanical Turk closed for good on 2026-09-30" in err.getvalue()
     plan = plan_publish(project=corpus, task="fv", provider="mturk", sandbox=True)
     reward = plan.reward_usd
     rewards = reward * 12
@@ -150,8 +151,8 @@ def test_the_dry_run_prints_what_would_be_created_and_its_cost(corpus):
     assert f"Reward={reward:.2f}" in text and "In AU,CA,NZ,GB,US" in text and "DoesNotExist" in text
     assert "CreateHITWithHITType x 4: MaxAssignments=3" in text
     assert f"12 assignments x {reward:.2f} USD = {rewards:.2f} + fees {fees:.2f} (0.20)" in text
-    assert f"= {rewards + fees:.2f} USD (sandbox: nothing is paid)" in text
-    assert "Dry run: nothing was created." in text
+    assert f"= {rewards + fees:.2f} USD (MTurk's sandbox: nothing is paid)" in text
+    assert "Dry run: nothing was sent to Amazon Mechanical Turk and nothing was created." in text
     assert not CrowdBatch.objects.exists() and not ProviderResource.objects.exists()
 
 

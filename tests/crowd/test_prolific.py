@@ -240,3 +240,66 @@ def test_publishing_needs_the_workspace_of_the_blocklist(corpus, settings):
     assert any("FINEGRAIN_PROLIFIC_WORKSPACE_ID" in problem for problem in plan.problems)
     with pytest.raises(ValueError):
         publish(plan=plan, provider=ProlificProvider())
+
+
+def test_a_participant_who_passes_the_screening_lands_on_their_hit(corpus, prolific):
+    from annotation.quality.qualification import QUESTIONS
+
+    batch = publish_study(corpus, prolific)
+    browser = Client(enforce_csrf_checks=True)
+    screening = arrive(batch, GOOD)["Location"]
+    assert reverse("work_screening", args=[corpus.slug]) in screening
+    assert not Assignment.objects.exists()
+    page = browser.get(screening)
+    assert page.status_code == 200 and b"your first HIT opens" in page.content
+    passed = browser.post(screening, {**{question.key: question.answer for question in QUESTIONS},
+                                      "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})
+    # Straight on to the study's HIT, claimed for this very Prolific session (checked with Prolific again).
+    claim = CrowdClaim.objects.get(external_assignment_id=SESSIONS[GOOD])
+    assert (claim.batch, claim.worker_id, claim.assignment.hit.task) == (batch, GOOD, "fv")
+    assert passed.status_code == 302 and passed["Location"].startswith(
+        reverse("hit_page", args=[claim.assignment.public_id]) + "?ct=")
+    assert len(prolific.calls("GET", f"/api/v1/submissions/{SESSIONS[GOOD]}/")) == 2
+    hit_page = Client().get(passed["Location"])
+    assert hit_page.status_code == 200 and b'id="answers"' in hit_page.content
+    # Submitting it ends on Prolific's completion page, as for a participant screened before.
+    token = parse_qs(urlsplit(passed["Location"]).query)["ct"][0]
+    submitted = Client(enforce_csrf_checks=True).post(
+        reverse("hit_submit", args=[claim.assignment.public_id]),
+        {**form_for(claim.assignment, passing=True), "crowd_token": token})
+    done = Client().get(submitted["Location"])
+    assert f"https://app.prolific.com/submissions/complete?cc={batch.completion_code}".encode() in done.content
+
+
+def test_a_participant_whose_session_ended_during_the_screening_gets_no_hit(corpus, prolific):
+    from annotation.quality.qualification import QUESTIONS
+
+    batch = publish_study(corpus, prolific)
+    browser = Client()
+    screening = arrive(batch, GOOD)["Location"]
+    # Prolific now reports the session as returned: it holds no place in the study any more.
+    prolific.route("GET", f"/api/v1/submissions/{SESSIONS[GOOD]}/", "submission_returned.json")
+    passed = browser.post(screening, {question.key: question.answer for question in QUESTIONS})
+    assert passed.status_code == 403 and b"holds no place in the study" in passed.content
+    assert not Assignment.objects.exists()
+
+
+def test_prolific_has_no_sandbox_and_its_dry_run_says_what_is_real(corpus, prolific):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="Prolific has no sandbox .*Leave out --sandbox"):
+        call_command("publish", project=corpus.slug, task="fv", provider="prolific", sandbox=True, dry_run=True,
+                     stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command("publish", project=corpus.slug, task="fv", provider="prolific", dry_run=True, stdout=out,
+                 stderr=StringIO())
+    text = out.getvalue()
+    assert "sandbox" not in text and "nothing is paid" not in text
+    assert "Dry run: nothing was sent to Prolific and nothing was created." in text
+    assert not prolific.requests and not CrowdBatch.objects.exists()
+    # The plan refuses the sandbox flag for Prolific whoever asks: it would publish a real, paid study.
+    plan = plan_publish(project=corpus, task="fv", provider="prolific", sandbox=True)
+    assert any("Prolific has no sandbox" in problem for problem in plan.problems)

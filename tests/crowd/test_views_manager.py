@@ -61,6 +61,42 @@ def test_the_publish_page_is_a_dry_run_until_confirmed(corpus, manager, client, 
     assert batch.provider == "link" and batch.status == "published" and batch.crowd_hits.count() == 4
 
 
+def test_prolific_and_private_links_come_first_and_mturk_is_marked_closed(corpus, manager, client):
+    import re
+
+    client.force_login(manager)
+    page = client.get(reverse("crowd_manage", args=[corpus.slug])).content.decode()
+    select = re.search(r'<select name="provider" id="provider">(.*?)</select>', page).group(1)
+    options = re.findall(r'<option value="(\w+)"( selected)?>([^<]*)</option>', select)
+    assert [(value, bool(selected)) for value, selected, _ in options] == [
+        ("prolific", True), ("link", False), ("mturk", False)]
+    assert options[2][2] == "Amazon Mechanical Turk (closed 2026-09-30)"
+    assert "Amazon Mechanical Turk closed for good on 2026-09-30: it takes no new HITs" in page
+    assert 'name="sandbox" value="1" checked' not in page
+    # Choosing it anyway: the dry run says so first; the integration is still there for earlier batches.
+    mturk = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "mturk"})
+    assert mturk.status_code == 200 and b"closed for good on 2026-09-30" in mturk.content
+    prolific = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "prolific"})
+    assert b"closed for good" not in prolific.content
+
+
+def test_the_dry_run_page_says_what_a_publication_pays(corpus, manager, client):
+    client.force_login(manager)
+    url = reverse("crowd_publish", args=[corpus.slug])
+    prolific = client.get(url, {"task": "fv", "provider": "prolific"}).content.decode()
+    assert "Publish fact verification on Prolific: dry run" in prolific
+    assert "nothing has been sent to Prolific yet. Prolific has no sandbox" in prolific
+    assert "sandbox: nothing is paid" not in prolific and "(MTurk's sandbox)" not in prolific
+    # The sandbox box ticked with Prolific: refused, and the page does not call the publication a sandbox.
+    ticked = client.get(url, {"task": "fv", "provider": "prolific", "sandbox": "1"}).content.decode()
+    assert "Prolific has no sandbox (only MTurk has one)" in ticked and "(MTurk's sandbox)" not in ticked
+    assert '<button type="submit" disabled>Publish</button>' in ticked
+    mturk = client.get(url, {"task": "fv", "provider": "mturk", "sandbox": "1"}).content.decode()
+    assert "(MTurk's sandbox): dry run" in mturk and "MTurk's sandbox, where nothing is paid" in mturk
+    link = client.get(url, {"task": "fv", "provider": "link"}).content.decode()
+    assert "Private links pay nothing" in link
+
+
 def test_a_manual_decision_records_who_took_it_and_is_not_duplicated(corpus, manager, client, worker,
                                                                      django_capture_on_commit_callbacks):
     client.force_login(manager)

