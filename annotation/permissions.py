@@ -13,15 +13,17 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 # Pages and API views of annotation reach every access rule through this module, those of the corpus included.
-from corpus.access import can_manage, get_managed_project, get_project, projects_visible_to, role_in  # noqa: F401
+from corpus.access import (  # noqa: F401
+    can_manage, get_managed_project, get_project, get_reviewed_project, projects_visible_to, role_in,
+)
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, Unit
 
 
-def get_managed_hit(user, slug: str, public_id) -> Hit:
-    """A HIT of a project `user` manages; 404 for anybody else."""
-    project = get_managed_project(user, slug)
+def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit:
+    """A HIT of a project `user` manages (or, `reading`, reviews); 403 for another role, 404 for anybody else."""
+    project = get_reviewed_project(user, slug) if reading else get_managed_project(user, slug)
     hit = (Hit.objects.select_related("project", "document", "summary")
            .filter(project=project, public_id=public_id).first())
     if hit is None:

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from .views import crowd, crowd_manager, hits, jobs, progress, project_settings, projects, quality, work
+from .views import crowd, crowd_manager, hits, jobs, people, progress, project_settings, projects, quality, work
 
 
 class TaskConverter:
@@ -22,6 +22,9 @@ urlpatterns = [
     path("projects/<slug:slug>/", projects.project_detail, name="project_detail"),
     path("projects/<slug:slug>/import/", projects.import_upload, name="import_upload"),
     path("projects/<slug:slug>/settings/", project_settings.project_settings, name="project_settings"),
+    path("projects/<slug:slug>/people/", people.people_page, name="people"),
+    path("projects/<slug:slug>/people/change/", people.people_change, name="people_change"),
+    path("invitation/<str:token>/", people.invitation_page, name="invitation"),
     path("projects/<slug:slug>/documents/<int:pk>/", projects.document_detail, name="document_detail"),
     # Long work of every kind: the job's page, and the fragment its pages poll.
     path("projects/<slug:slug>/jobs/<int:pk>/", jobs.job_status, name="job_status"),

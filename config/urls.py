@@ -4,6 +4,8 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from corpus import first_login
+
 from . import login
 from .health import health
 
@@ -13,6 +15,7 @@ admin.site.login = login.rate_limited_login(admin.site.login)
 urlpatterns = [
     path("accounts/login/", login.login_view, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", login_required(first_login.PasswordChange.as_view()), name="password_change"),
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
     path("api/", include("config.api_router")),

@@ -28,8 +28,9 @@ def role_in(project: Project, user) -> str | None:
     return project.role_of(user)
 
 
-def get_project(user, slug: str, *, role: str | None = None) -> Project:
-    """The project if `user` is a member (with `role`, when given); 404 for outsiders, 403 for the wrong role."""
+def get_project(user, slug: str, *, role: str | tuple[str, ...] | None = None) -> Project:
+    """The project if `user` is a member (with `role`, or one of the roles, when given); 404 for outsiders, 403 for
+    the wrong role."""
     try:
         project = Project.objects.get(slug=slug)
     except Project.DoesNotExist:
@@ -37,13 +38,19 @@ def get_project(user, slug: str, *, role: str | None = None) -> Project:
     user_role = role_in(project, user)
     if user_role is None:
         raise Http404("No such project")
-    if role is not None and user_role != role:
-        raise PermissionDenied(f"This needs the {role} role in {project.name}.")
+    roles = (role,) if isinstance(role, str) else role
+    if roles is not None and user_role not in roles:
+        raise PermissionDenied(f"This needs the {' or '.join(roles)} role in {project.name}.")
     return project
 
 
 def get_managed_project(user, slug: str) -> Project:
     return get_project(user, slug, role=Membership.Role.MANAGER)
+
+
+def get_reviewed_project(user, slug: str) -> Project:
+    """Reading the labels of a project (its HITs with every annotator's answers): its managers and reviewers."""
+    return get_project(user, slug, role=(Membership.Role.MANAGER, Membership.Role.REVIEWER))
 
 
 def can_manage(user) -> bool:

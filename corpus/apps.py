@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class CorpusConfig(AppConfig):
     name = "corpus"
     verbose_name = "Corpus"
+
+    def ready(self):
+        from . import first_login  # noqa: F401 (connects the log-in signal)

@@ -10,10 +10,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from corpus.models import Assistance, Job
+from corpus.models import Assistance, Job, Membership
 
 from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
-from ..permissions import get_managed_hit, get_managed_project
+from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
 from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
 from ..services.hits import hits_build_start
@@ -64,7 +64,7 @@ def hits_build(request, slug):
 @login_required
 @require_GET
 def hit_list(request, slug):
-    return _hit_list_page(request, get_managed_project(request.user, slug))
+    return _hit_list_page(request, get_reviewed_project(request.user, slug))
 
 
 def _hit_list_page(request, project, status=200, **extra):
@@ -84,7 +84,8 @@ def _hit_list_page(request, project, status=200, **extra):
     page = Paginator(hits, 50).get_page(request.GET.get("page"))
     return render(request, "annotation/progress/hit_list.html",
                   {"project": project, "page": page, "task": task, "tasks": Task.choices,
-                   "levels": Assistance.choices, **extra}, status=status)
+                   "levels": Assistance.choices,
+                   "read_only": role_in(project, request.user) != Membership.Role.MANAGER, **extra}, status=status)
 
 
 @login_required
@@ -137,7 +138,7 @@ def _label_text(label, task: str) -> str:
 @login_required
 @require_GET
 def hit_detail(request, slug, hit_id):
-    return _hit_detail_page(request, get_managed_hit(request.user, slug, hit_id))
+    return _hit_detail_page(request, get_managed_hit(request.user, slug, hit_id, reading=True))
 
 
 def _hit_detail_page(request, hit, status=200, **extra):
@@ -155,6 +156,7 @@ def _hit_detail_page(request, hit, status=200, **extra):
                   {"project": project, "hit": hit, "assignments": assignments, "rows": rows,
                    "flagged": len(flags),
                    "levels": Assistance.choices, "started": started_hits(Hit.objects.filter(pk=hit.pk)).exists(),
+                   "read_only": role_in(project, request.user) != Membership.Role.MANAGER,
                    **extra}, status=status)
 
 

@@ -1,16 +1,19 @@
 from .documents import Document, DocumentSentence, KeyFact, Summary, SummarySentence
 from .job import Job, JobAlreadyOpen, JobQuerySet, ProgressReporter, job_start, job_upload_to
-from .project import Assistance, Membership, Project
+from .project import Assistance, Invitation, Membership, MembershipEvent, PasswordChangeRequired, Project
 
 __all__ = [
     "Assistance",
     "Document",
+    "Invitation",
     "DocumentSentence",
     "Job",
     "JobAlreadyOpen",
     "JobQuerySet",
     "KeyFact",
     "Membership",
+    "MembershipEvent",
+    "PasswordChangeRequired",
     "ProgressReporter",
     "Project",
     "Summary",

@@ -97,6 +97,8 @@ class Project(models.Model):
 class Membership(models.Model):
     class Role(models.TextChoices):
         MANAGER = "manager", "Manager"
+        # Reads the labels and settles disagreements; neither manages the project nor annotates in it.
+        REVIEWER = "reviewer", "Reviewer"
         ANNOTATOR = "annotator", "Annotator"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
@@ -109,3 +111,62 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.role}) in {self.project}"
+
+
+class Invitation(models.Model):
+    """A link that makes a person a member of a project with a role, creating their account on first use.
+
+    Only a hash of the token is stored: the link is shown once, to the manager who made it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=16, choices=Membership.Role.choices)
+    label = models.CharField(max_length=200, help_text="Who the invitation is for, e.g. 'Reviewer, Anna'")
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "corpus_invitation"
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"Invitation of {self.label} as {self.role} to {self.project}"
+
+
+class MembershipEvent(models.Model):
+    """Who did what to a project's people: the audit list of the people page."""
+
+    class Action(models.TextChoices):
+        INVITED = "invited", "invited"
+        JOINED = "joined", "joined through an invitation"
+        ACCOUNT_CREATED = "account_created", "created an account with a one-time password for"
+        ROLE_CHANGED = "role_changed", "changed the role of"
+        REMOVED = "removed", "removed"
+        REVOKED = "revoked", "revoked the invitation of"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="membership_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    # The person acted on, by name: kept when the account goes.
+    subject = models.CharField(max_length=200)
+    detail = models.CharField(max_length=200, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "corpus_membership_event"
+        ordering = ["-created", "-pk"]
+
+
+class PasswordChangeRequired(models.Model):
+    """An account made with a one-time password: its owner chooses a password of their own at the first log-in."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "corpus_password_change_required"

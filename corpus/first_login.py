@@ -1,0 +1,45 @@
+"""An account made with a one-time password must choose its own password before anything else.
+
+The flag is read from the database once, at log-in, and kept in the session: the check on every request after
+that costs no query."""
+
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
+from django.shortcuts import redirect
+from django.urls import reverse, reverse_lazy
+
+from .models import PasswordChangeRequired
+
+SESSION_KEY = "finegrain_must_change_password"
+
+
+@receiver(user_logged_in)
+def note_a_one_time_password(sender, request, user, **kwargs):
+    if PasswordChangeRequired.objects.filter(user=user).exists():
+        request.session[SESSION_KEY] = True
+
+
+class RequirePasswordChange:
+    """Sends a user who logged in with a one-time password to the password form, whatever they ask for."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.session.get(SESSION_KEY) and request.path not in (reverse("password_change"), reverse("logout")):
+            return redirect("password_change")
+        return self.get_response(request)
+
+
+class PasswordChange(auth_views.PasswordChangeView):
+    template_name = "registration/password_change.html"
+    success_url = reverse_lazy("home")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        PasswordChangeRequired.objects.filter(user=self.request.user).delete()
+        self.request.session.pop(SESSION_KEY, None)
+        messages.success(self.request, "Your password is changed.")
+        return response
