@@ -14,7 +14,12 @@ from django.http import Http404
 
 # Pages and API views of annotation reach every access rule through this module, those of the corpus included.
 from corpus.access import (  # noqa: F401
-    can_manage, get_managed_project, get_project, get_reviewed_project, projects_visible_to, role_in,
+    can_manage,
+    get_managed_project,
+    get_project,
+    get_reviewed_project,
+    projects_visible_to,
+    role_in,
 )
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
