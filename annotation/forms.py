@@ -45,6 +45,8 @@ SETTING_GROUPS = [
      ["hourly_wage_usd", "bonus_usd", "bonus_every_hits"]),
     ("Who may take the HITs on MTurk", "MTurk qualifications, kept for MTurk's record.",
      ["min_approval_rate", "min_approved_hits", "worker_locales"]),
+    ("Review", "Adjudicated labels are always kept apart from the annotators' labels and exported as their own "
+     "fields.", ["adjudication_in_aggregation"]),
     ("Offline AI labeler", "", ["offline_threshold"]),
 ]
 
@@ -77,6 +79,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "min_approved_hits": "Fewest approved MTurk HITs",
             "worker_locales": "Countries (ISO codes, comma-separated)",
             "offline_threshold": "Offline labeler's similarity threshold",
+            "adjudication_in_aggregation": "Scores use adjudicated labels where a reviewer settled a unit",
         }
         help_texts = {
             "annotators_per_unit": "Independent labels each unit gets; the protocol uses 3. May rise at any time; "

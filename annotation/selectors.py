@@ -13,8 +13,8 @@ the project.
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from corpus.models import Project
@@ -77,7 +77,7 @@ def available_hits(annotator: Annotator, project: Project, task: str, now=None):
     had = had_by(annotator)
     hits = (Hit.objects.filter(project=project, task=task)
             .annotate(taken=Coalesce(Subquery(_places_taken(now)), 0))
-            .filter(taken__lt=project.annotators_per_unit)
+            .filter(taken__lt=project.annotators_per_unit + F("extra_places"))
             .exclude(Exists(had.filter(hit=OuterRef("pk"))))
             .alias(overlaps=overlapping(had, task)))
     return hits.filter(overlaps=False) if annotator.provider in KEPT_APART else hits
@@ -107,7 +107,7 @@ def task_progress(project: Project) -> list[dict]:
     units = (Unit.objects.filter(hit__project=project)
              .alias(label_count=count_of(counted_labels, "unit"))
              .values("task", "hit__document__domain")
-             .annotate(total=Count("pk"), done=Count("pk", filter=Q(label_count__gte=needed))))
+             .annotate(total=Count("pk"), done=Count("pk", filter=Q(label_count__gte=needed + F("hit__extra_places")))))
     counted = Assignment.objects.counted()
     # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
     simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)
@@ -120,7 +120,7 @@ def task_progress(project: Project) -> list[dict]:
             .alias(counted_count=count_of(counted, "hit"), simulated_count=count_of(simulated, "hit"),
                    failed_count=count_of(failed, "hit"), reserved_count=count_of(reserved, "hit"))
             .values("task", "document__domain")
-            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed)),
+            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed + F("extra_places"))),
                       submissions=Coalesce(Sum("counted_count"), 0), simulated=Coalesce(Sum("simulated_count"), 0),
                       failed=Coalesce(Sum("failed_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
@@ -196,3 +196,61 @@ def _state_words(assignment: Assignment, decision: str | None, crowd: bool, prov
         return f"Submitted · waiting for {provider} to confirm it"
     state = "Submitted · counted" if assignment.counts else "Submitted · not counted (attention checks)"
     return state + (" · approved" if decision == "approve" else "")
+
+
+# --- Review: units whose counted labels disagree.
+
+REVIEW_QUESTION = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
+                   Task.KEYFACT_ALIGNMENT: "aligned"}
+
+
+def voted_units(project: Project, task: str):
+    """The task's real units (no checks) with `votes` (counted answers to the task's question) and `yes` (how many
+    say yes)."""
+    field = REVIEW_QUESTION[task]
+    counted = Label.objects.filter(counted_submission_q("assignment__"), **{f"{field}__isnull": False})
+    return (Unit.objects.filter(hit__project=project, task=task, attention_check__isnull=True)
+            .annotate(votes=count_of(counted, "unit"), yes=count_of(counted.filter(**{field: True}), "unit")))
+
+
+def disagreements(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
+                  most_agreement: float | None = None, settled: str = ""):
+    """Units of `task` with at least two counted answers that are not all the same, most split first; filtered by
+    the document's domain, the summarizer, an annotator who labelled them, the share of the majority (at most
+    `most_agreement`), and whether a reviewer settled them ("yes"/"no")."""
+    units = voted_units(project, task).filter(votes__gte=2, yes__gt=0, yes__lt=F("votes"))
+    if domain:
+        units = units.filter(hit__document__domain=domain)
+    if summarizer:
+        units = units.filter(hit__summary__model=summarizer)
+    if annotator is not None:
+        units = units.filter(Exists(Label.objects.filter(counted_submission_q("assignment__"), unit=OuterRef("pk"),
+                                                         annotator=annotator)))
+    if settled in ("yes", "no"):
+        units = units.filter(adjudication__isnull=settled == "no")
+    majority = Greatest(F("yes"), F("votes") - F("yes")) * 1.0 / F("votes")
+    units = units.annotate(majority=ExpressionWrapper(majority, output_field=FloatField()))
+    if most_agreement is not None:
+        units = units.filter(majority__lte=most_agreement)
+    return (units.select_related("hit__document", "hit__summary", "hit__project", "adjudication",
+                                 "summary_sentence", "keyfact")
+            .order_by("majority", "hit__position", "position"))
+
+
+def agreement_summary(project: Project, task: str) -> dict:
+    """How far the annotators agree among themselves (pairs of counted answers on the same unit that agree) and
+    with the adjudications (counted answers on adjudicated units that equal the adjudicated label)."""
+    pairs = agreeing = 0
+    for votes, yes in voted_units(project, task).filter(votes__gte=2).values_list("votes", "yes").iterator():
+        no = votes - yes
+        pairs += votes * (votes - 1) // 2
+        agreeing += yes * (yes - 1) // 2 + no * (no - 1) // 2
+    field = REVIEW_QUESTION[task]
+    labels = Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project, unit__task=task,
+                                  unit__adjudication__isnull=False, **{f"{field}__isnull": False})
+    with_adjudication = labels.count()
+    matching = labels.filter(**{field: F(f"unit__adjudication__{field}")}).count()
+    return {"pairs": pairs, "among": agreeing / pairs if pairs else None,
+            "adjudicated": Unit.objects.filter(hit__project=project, task=task, adjudication__isnull=False).count(),
+            "labels": with_adjudication, "with_adjudication": matching / with_adjudication if with_adjudication
+            else None}

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from .views import crowd, crowd_manager, hits, jobs, people, progress, project_settings, projects, quality, work
+from .views import crowd, crowd_manager, hits, jobs, people, progress, project_settings, projects, quality, review, work
 
 
 class TaskConverter:
@@ -22,6 +22,9 @@ urlpatterns = [
     path("projects/<slug:slug>/", projects.project_detail, name="project_detail"),
     path("projects/<slug:slug>/import/", projects.import_upload, name="import_upload"),
     path("projects/<slug:slug>/settings/", project_settings.project_settings, name="project_settings"),
+    path("projects/<slug:slug>/review/", review.review, name="review"),
+    path("projects/<slug:slug>/review/units/<uuid:unit_id>/", review.review_unit, name="review_unit"),
+    path("projects/<slug:slug>/hits/<uuid:hit_id>/send-back/", review.hit_send_back, name="hit_send_back"),
     path("projects/<slug:slug>/people/", people.people_page, name="people"),
     path("projects/<slug:slug>/people/change/", people.people_change, name="people_change"),
     path("invitation/<str:token>/", people.invitation_page, name="invitation"),

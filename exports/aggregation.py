@@ -14,7 +14,7 @@ type named. Memory is bounded by the chunk: every query is restricted to `chunk`
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from annotation.models import Annotator, Assignment, ItemFlag, Label, Task, Unit
+from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .scores import (
@@ -101,6 +101,19 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
             "unit__keyfact_id", "unit__summary_sentence_id", "annotator_id", "aligned"):
         ka[keyfact_id, sentence_id].append((annotator_id, aligned))
 
+    # Reviewers' adjudicated labels, kept apart from the annotators' (used for the scores where the project says so).
+    settled = {}
+    for task, sentence_id, keyfact_id, has_error, types, useful, aligned, reason in (
+            Adjudication.objects.filter(unit__hit__document_id__in=ids).values_list(
+                "unit__task", "unit__summary_sentence_id", "unit__keyfact_id", "has_error", "error_types", "useful",
+                "aligned", "reason")):
+        key = {"fv": ("fv", sentence_id), "kv": ("kv", keyfact_id), "ka": ("ka", keyfact_id, sentence_id)}[task]
+        settled[key] = {"fv": has_error, "kv": useful, "ka": aligned}[task], types or [], reason
+    use_settled = project.adjudication_in_aggregation
+
+    def decided(key, majority):
+        return settled[key][0] if use_settled and key in settled else majority
+
     # Annotators' flags on real units (broken or unclear items), from submissions that stand (not discarded).
     flags = defaultdict(list)
     if annotator_labels:
@@ -131,12 +144,15 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
         doc_id = summary["document_id"]
         sents = sentences[summary["pk"]]
         fv_votes = [fv.get(pk, []) for pk, _ in sents]
-        fv_labels = [majority_vote([v[1] for v in votes], on_tie=TIE_BREAK["fv"]) for votes in fv_votes]
-        error_types = [sentence_error_types([(v[1], v[2]) for v in votes]) if flag else []
-                       for flag, votes in zip(fv_labels, fv_votes)]
-        kv_labels = [majority_vote([v[1] for v in kv.get(pk, [])], on_tie=TIE_BREAK["kv"])
+        fv_labels = [decided(("fv", pk), majority_vote([v[1] for v in votes], on_tie=TIE_BREAK["fv"]))
+                     for (pk, _), votes in zip(sents, fv_votes)]
+        error_types = [(settled[("fv", pk)][1] if use_settled and ("fv", pk) in settled else
+                        sentence_error_types([(v[1], v[2]) for v in votes])) if flag else []
+                       for (pk, _), flag, votes in zip(sents, fv_labels, fv_votes)]
+        kv_labels = [decided(("kv", pk), majority_vote([v[1] for v in kv.get(pk, [])], on_tie=TIE_BREAK["kv"]))
                      for pk, _ in candidates[doc_id]]
-        matrix = [[majority_vote([v[1] for v in ka.get((fact, sent), [])], on_tie=TIE_BREAK["ka"])
+        matrix = [[decided(("ka", fact, sent), majority_vote([v[1] for v in ka.get((fact, sent), [])],
+                                                             on_tie=TIE_BREAK["ka"]))
                    for sent, _ in sents] for fact, _ in human[doc_id]]
         keyfact_label, sentence_label, complete, concise = _alignment(matrix, len(sents))
         faith = faithfulness(fv_labels)
@@ -159,6 +175,19 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
             "_fv_votes": [[has_error for _, has_error, _ in votes] for votes in fv_votes],
         }
         if annotator_labels:
+            row["adjudications"] = {
+                "fact_verification": [{"sentence": i, "has_error": settled[("fv", pk)][0],
+                                       "error_types": settled[("fv", pk)][1], "reason": settled[("fv", pk)][2]}
+                                      for i, (pk, _) in enumerate(sents) if ("fv", pk) in settled],
+                "keyfact_validation": [{"pred_keyfact": i, "useful": settled[("kv", pk)][0],
+                                        "reason": settled[("kv", pk)][2]}
+                                       for i, (pk, _) in enumerate(candidates[doc_id]) if ("kv", pk) in settled],
+                "keyfact_alignment": [{"keyfact": k, "sentence": i, "aligned": settled[("ka", fact, sent)][0],
+                                       "reason": settled[("ka", fact, sent)][2]}
+                                      for k, (fact, _) in enumerate(human[doc_id])
+                                      for i, (sent, _) in enumerate(sents) if ("ka", fact, sent) in settled],
+                "used_in_scores": use_settled,
+            }
             row["item_flags"] = {
                 "fact_verification": [{"annotator": names.get(a, ""), "sentence": i, "comment": c}
                                       for i, (pk, _) in enumerate(sents) for a, c in flags.get(("fv", pk), [])],

@@ -5,9 +5,10 @@ Files written next to `out` (stem = out without its extension):
 - out: one row per summary with the release fields (exports.aggregation.RELEASE_FIELDS) plus `composite`, as
   JSONL (one object a line) or JSON (one array); with `annotator_labels` each row also carries every counted
   label under pseudonymous annotator ids (Annotator.pseudonym, derived from its public_id: stable across
-  exports, never the account or crowd worker id), and `item_flags`, the annotators' comments on items they
-  flagged as broken or unclear (never on attention checks); with `assistance`, the AI assistance shown (ai_category,
-  ai_reason, highlighted source sentences per target).
+  exports, never the account or crowd worker id), `item_flags` (the annotators' comments on items they flagged
+  as broken or unclear, never on attention checks) and `adjudications` (reviewers' settled labels with their
+  reasons, kept apart; `used_in_scores` says whether the scores used them); with `assistance`, the AI assistance
+  shown (ai_category, ai_reason, highlighted source sentences per target).
 - stem.attention_checks.jsonl (`checks`): every answer given on an attention-check unit with the expected
   answer and the submission's grade, kept apart from the benchmark rows.
 - stem.summaries.csv|parquet and stem.labels.csv|parquet (`tables`): per-summary scores, and annotator-level
@@ -89,7 +90,7 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
             public = {name: row[name] for name in RELEASE_FIELDS}
             public["composite"] = row["composite"]
             public["label_source"] = source
-            for extra in ("annotator_labels", "item_flags", "assistance"):
+            for extra in ("annotator_labels", "adjudications", "item_flags", "assistance"):
                 if extra in row:
                     public[extra] = row[extra]
             if options.format == "json" and result.rows:

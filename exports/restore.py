@@ -15,7 +15,7 @@ from collections import defaultdict
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, ItemFlag, Label, Task, Unit
+from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
 from annotation.services.hits import build_hits, create_alignment_hits
 from corpus.importing import DatasetError, RowError, import_dataset
 from corpus.models import Document, KeyFact, Project, Summary
@@ -26,7 +26,7 @@ from .aggregation import RELEASE_FIELDS
 CORPUS_FIELDS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
                  "document", "summary", "sentences", "pred_keyfact")
 EXPORT_ONLY = set(RELEASE_FIELDS) - set(CORPUS_FIELDS) | {"composite", "label_source", "annotator_labels",
-                                                           "item_flags", "assistance"}
+                                                           "item_flags", "adjudications", "assistance"}
 
 
 def read_rows(data: bytes) -> list[dict]:
@@ -68,6 +68,14 @@ def import_benchmark(*, project: Project, data: bytes) -> dict:
                 isinstance(group, list) and all(_is_flag(item) for item in group) for group in flags.values()):
             errors.append(RowError(line, "item_flags", "each flag needs an annotator and a comment of 1 to "
                                                        f"{ItemFlag.MAX_COMMENT:,} characters"))
+        settled = row.get("adjudications") or {}
+        answers = {"fact_verification": "has_error", "keyfact_validation": "useful", "keyfact_alignment": "aligned"}
+        if not isinstance(settled, dict) or not all(
+                name == "used_in_scores" or (name in answers and isinstance(group, list) and all(
+                    isinstance(item, dict) and isinstance(item.get(answers[name]), bool)
+                    and isinstance(item.get("reason"), str) and unstorable(item["reason"]) is None for item in group))
+                for name, group in settled.items()):
+            errors.append(RowError(line, "adjudications", "each adjudication needs its yes/no answer and a reason"))
         if "annotator_labels" not in row:
             errors.append(RowError(line, "annotator_labels", "missing: export with --annotator-labels to restore "
                                                              "labels"))
@@ -127,6 +135,7 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
         return people[name]
 
     flags, seen_kv_flags = [], set()
+    adjudications, use_settled = {}, False
 
     def flag(unit_key, name, simulated, comment):
         unit_id, hit_id = units[unit_key]
@@ -162,6 +171,18 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
             fact = human[document][item["keyfact"]]
             add((Task.KEYFACT_ALIGNMENT, summary, fact, item["sentence"]), item["annotator"], simulated,
                 {"aligned": item["aligned"]})
+        settled = row.get("adjudications") or {}
+        use_settled = use_settled or bool(settled.get("used_in_scores"))
+        for item in settled.get("fact_verification", []):
+            unit_id, _ = units[Task.FACT_VERIFICATION, summary, item["sentence"]]
+            adjudications[unit_id] = Adjudication(unit_id=unit_id, has_error=item["has_error"],
+                                                  error_types=item.get("error_types") or [], reason=item["reason"])
+        for item in settled.get("keyfact_validation", []):
+            unit_id, _ = units[Task.KEYFACT_VALIDATION, candidates[document][item["pred_keyfact"]]]
+            adjudications[unit_id] = Adjudication(unit_id=unit_id, useful=item["useful"], reason=item["reason"])
+        for item in settled.get("keyfact_alignment", []):
+            unit_id, _ = units[Task.KEYFACT_ALIGNMENT, summary, human[document][item["keyfact"]], item["sentence"]]
+            adjudications[unit_id] = Adjudication(unit_id=unit_id, aligned=item["aligned"], reason=item["reason"])
         given = row.get("item_flags") or {}
         for item in given.get("fact_verification", []):
             flag((Task.FACT_VERIFICATION, summary, item["sentence"]), item["annotator"], simulated, item["comment"])
@@ -180,5 +201,8 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
     for item_flag in flags:
         item_flag.assignment_id = item_flag.assignment.pk
     ItemFlag.objects.bulk_create(flags, batch_size=5000)
+    Adjudication.objects.bulk_create(adjudications.values(), batch_size=5000)
+    if use_settled:
+        Project.objects.filter(pk=project.pk).update(adjudication_in_aggregation=True)
     return {"summaries": len(rows), "annotators": len(people), "assignments": len(assignments),
-            "labels": len(labels), "flags": len(flags)}
+            "labels": len(labels), "flags": len(flags), "adjudications": len(adjudications)}

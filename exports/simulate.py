@@ -88,8 +88,9 @@ def _simulate_task(project, task, people, accuracy, rng, result) -> None:
         n=Count("pk")).values("n")
     hits = list(Hit.objects.filter(project=project, task=task)
                 .annotate(taken=Coalesce(Subquery(places, output_field=IntegerField()), 0))
-                .order_by("pk").values_list("pk", "taken", "assistance"))
-    taken = {hit_id: count for hit_id, count, _ in hits}
+                .order_by("pk").values_list("pk", "taken", "assistance", "extra_places"))
+    taken = {hit_id: count for hit_id, count, _, _ in hits}
+    room = {hit_id: project.annotators_per_unit + extra for hit_id, _, _, extra in hits}
     had = set(Assignment.objects.filter(hit__project=project, hit__task=task, annotator__in=people)
               .values_list("hit_id", "annotator_id"))
     units = list(Unit.objects.filter(hit__project=project, task=task).order_by("pk").values_list(
@@ -107,15 +108,15 @@ def _simulate_task(project, task, people, accuracy, rng, result) -> None:
     by_hit: dict[int, list[int]] = {}
     for index, (_, hit_id, _) in enumerate(units):
         by_hit.setdefault(hit_id, []).append(index)
-    shows_label = {pk: (assistance or project.assistance) in ("label", "reason") for pk, _, assistance in hits}
+    shows_label = {pk: (assistance or project.assistance) in ("label", "reason") for pk, _, assistance, _ in hits}
 
     for person in people:
         correct = rng.random(len(units)) < accuracy
         wrong_type = rng.choice(ERROR_TYPES, size=len(units))
         seconds = rng.uniform(4, 40, size=len(units))
         assignments, labels, graded = [], [], []
-        for hit_id, _, _ in hits:
-            if (hit_id, person.pk) in had or taken[hit_id] >= project.annotators_per_unit:
+        for hit_id, _, _, _ in hits:
+            if (hit_id, person.pk) in had or taken[hit_id] >= room[hit_id]:
                 continue
             taken[hit_id] += 1
             assignment = Assignment(hit_id=hit_id, annotator=person, status=Assignment.Status.SUBMITTED,

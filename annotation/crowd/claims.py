@@ -90,7 +90,7 @@ def _reserve_hit(hit, annotator: Annotator, project) -> Assignment:
         raise ClaimRefused("You have worked on this summary or its key-facts in another HIT of this project; please "
                            "return this HIT and take another.")
     if Assignment.objects.holding_a_place(now, confirmed_only=True).filter(hit=hit).count() \
-            >= project.annotators_per_unit:
+            >= hit.places:
         raise ClaimRefused("This HIT already has all the annotators it needs.")
     return Assignment.objects.create(hit=hit, annotator=annotator, reserved_at=now, confirmed_at=None,
                                      expires_at=now + timedelta(minutes=project.reservation_minutes))

@@ -101,7 +101,7 @@ def _hit_complete(place: Decision) -> bool:
     """Whether the place is no longer needed: N submissions of its HIT count (another channel filled it, or an
     override made one count again)."""
     hit = place.assignment.hit if place.assignment_id else None
-    return hit is not None and Assignment.objects.filter(hit=hit).counted().count() >= hit.project.annotators_per_unit
+    return hit is not None and Assignment.objects.filter(hit=hit).counted().count() >= hit.places
 
 
 def _stands_rejected(place: Decision) -> bool:

@@ -2,9 +2,11 @@ from .annotator import Annotator, ProjectAnnotator
 from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
+from .review import Adjudication
 from .work import ErrorType, Hit, Task, Unit
 
 __all__ = [
+    "Adjudication",
     "Annotator",
     "Assignment",
     "AttentionCheck",

@@ -41,6 +41,8 @@ class Hit(models.Model):
     position = models.PositiveIntegerField()
     # Blank: the project's level. Set for an ablation that shows less assistance on some HITs (paper 3.4).
     assistance = models.CharField(max_length=16, choices=Assistance.choices, blank=True)
+    # Places beyond the project's annotators per unit: a manager sent the HIT back for more labels (review).
+    extra_places = models.PositiveSmallIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -60,6 +62,11 @@ class Hit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_task_display()} HIT {self.position} ({self.document_id})"
+
+    @property
+    def places(self) -> int:
+        """How many submissions of this HIT count: the project's annotators per unit, plus places added in review."""
+        return self.project.annotators_per_unit + self.extra_places
 
     @classmethod
     def lock(cls, pk: int) -> None:

@@ -77,7 +77,7 @@ def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, fresh
             if hit is None:
                 return None
             # The list above was read before the lock: count again, now that nobody else can add to this HIT.
-            if Assignment.objects.holding_a_place(now).filter(hit=hit).count() < project.annotators_per_unit:
+            if Assignment.objects.holding_a_place(now).filter(hit=hit).count() < hit.places:
                 return _take_place(hit, annotator, project, now, fresh=fresh, confirmed=confirmed)
             tried.append(hit.pk)
 
@@ -130,10 +130,10 @@ def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) ->
     if locked.status == Assignment.Status.EXPIRED or locked.expires_at <= now:
         if not hit_locked:
             raise ReservationLapsed()
-        project = locked.hit.project
+        project = locked.hit.project  # For the reservation time below.
         others = (Assignment.objects.holding_a_place(now).filter(hit_id=locked.hit_id).exclude(pk=locked.pk)
                   .count())
-        if others >= project.annotators_per_unit:
+        if others >= locked.hit.places:
             raise WorkRefused("Your reservation of this HIT expired and it went to another annotator.")
         locked.status = Assignment.Status.RESERVED
         locked.expires_at = now + timedelta(minutes=project.reservation_minutes)

@@ -17,6 +17,7 @@ from ..permissions import (
     can_manage,
     get_managed_project,
     get_project,
+    get_reviewed_project,
     projects_visible_to,
     readable_assignments,
     role_in,
@@ -80,7 +81,7 @@ def project_detail(request, slug):
 
 @login_required
 def document_detail(request, slug, pk):
-    project = get_managed_project(request.user, slug)
+    project = get_reviewed_project(request.user, slug)
     document = get_object_or_404(
         project.documents.prefetch_related(
             Prefetch("sentences", queryset=DocumentSentence.objects.order_by("index")),

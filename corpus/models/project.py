@@ -73,6 +73,11 @@ class Project(models.Model):
     # Attempts at the screening test per annotator in this project: a test retried without limit, with its score
     # shown, is guessed rather than passed.
     screening_attempts = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    # Review: a reviewer's adjudicated label replaces the annotators' majority in the scores only where the project
+    # says so; it is always kept apart from the annotators' labels and exported as its own field.
+    adjudication_in_aggregation = models.BooleanField(
+        default=False, help_text="Where a reviewer adjudicated a unit, its scores use the adjudicated label instead "
+                                 "of the annotators' majority")
 
     class Meta:
         db_table = "annotation_project"

@@ -1,0 +1,114 @@
+"""The reviewer's page: units whose annotators disagree, every counted label with its annotator's pseudonym and the
+AI judgment that was shown, an adjudicated label with a reason (keyboard: static/finegrain/review.js); managers
+send a HIT back for more labels."""
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from corpus.models import Document, Membership, Summary
+
+from ..models import Annotator, ErrorType, Label, Task, Unit
+from ..models.assignment import counted_submission_q
+from ..permissions import get_managed_hit, get_reviewed_project, role_in
+from ..selectors import agreement_summary, disagreements
+from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
+
+PAGE_SIZE = 20
+AGREEMENT_LEVELS = [("", "any"), ("0.5", "an even split"), ("0.67", "at most two thirds"), ("0.75", "at most 3 in 4")]
+
+
+def _filters(request, project) -> dict:
+    get = request.GET
+    task = get.get("task") if get.get("task") in Task.values else Task.FACT_VERIFICATION
+    annotator = None
+    if get.get("annotator"):
+        annotator = Annotator.objects.filter(labels__unit__hit__project=project).filter(
+            public_id__in=[value for value in [get["annotator"]] if _is_uuid(value)]).first()
+    level = get.get("agreement", "")
+    return {"task": task, "domain": get.get("domain", "")[:100], "summarizer": get.get("summarizer", "")[:100],
+            "annotator": annotator, "agreement": level if level in dict(AGREEMENT_LEVELS) else "",
+            "settled": get.get("settled", "") if get.get("settled") in ("yes", "no") else ""}
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+@login_required
+@require_GET
+def review(request, slug):
+    project = get_reviewed_project(request.user, slug)
+    chosen = _filters(request, project)
+    units = disagreements(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
+                          annotator=chosen["annotator"], settled=chosen["settled"],
+                          most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
+    page = Paginator(units, PAGE_SIZE).get_page(request.GET.get("page"))
+    labels: dict[int, list] = {}
+    for label in (Label.objects.filter(counted_submission_q("assignment__"), unit__in=list(page.object_list))
+                  .select_related("annotator").order_by("annotator__public_id")):
+        labels.setdefault(label.unit_id, []).append(label)
+    cards = [{"unit": unit, "labels": labels.get(unit.pk, []), "shown_ai": unit.hit.shows_ai_label and unit.ai_category,
+              "shown_reason": unit.hit.effective_assistance == "reason" and unit.ai_reason} for unit in page]
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "annotation/review/review.html", {
+        "project": project, "chosen": chosen, "page": page, "cards": cards, "query": query.urlencode(),
+        "tasks": Task.choices, "levels": AGREEMENT_LEVELS, "error_types": list(enumerate(ErrorType.choices, 1)),
+        "domains": Document.objects.filter(project=project).order_by("domain").values_list("domain", flat=True)
+        .distinct(),
+        "summarizers": Summary.objects.filter(document__project=project).order_by("model")
+        .values_list("model", flat=True).distinct(),
+        "annotators": Annotator.objects.filter(labels__unit__hit__project=project).distinct().order_by("public_id"),
+        "agreement": agreement_summary(project, chosen["task"]),
+        "manages": role_in(project, request.user) == Membership.Role.MANAGER,
+    })
+
+
+def _back(request, slug, unit=None):
+    """To the list the form came from (only a path of this site), at the unit."""
+    target = request.POST.get("next", "")
+    if not target.startswith("/") or not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("review", args=[slug])
+    return redirect(target.split("#")[0] + (f"#unit-{unit.public_id}" if unit is not None else ""))
+
+
+@login_required
+@require_POST
+def review_unit(request, slug, unit_id):
+    """Adjudicate a unit (or withdraw the adjudication) and go back to the list where it was."""
+    project = get_reviewed_project(request.user, slug)
+    unit = Unit.objects.filter(hit__project=project, public_id=unit_id).select_related("hit").first()
+    if unit is None:
+        raise Http404("No such unit")
+    try:
+        if request.POST.get("withdraw"):
+            withdraw(unit=unit)
+            messages.success(request, "The adjudication is withdrawn.")
+        else:
+            adjudicate(unit=unit, reviewer=request.user, answer=request.POST.get("answer", ""),
+                       error_types=request.POST.getlist("error_types"), reason=request.POST.get("reason", ""))
+            messages.success(request, "Adjudicated.")
+    except ReviewRefused as refusal:
+        messages.error(request, f"Not saved: {refusal}")
+    return _back(request, slug, unit)
+
+
+@login_required
+@require_POST
+def hit_send_back(request, slug, hit_id):
+    hit = send_back(hit=get_managed_hit(request.user, slug, hit_id))
+    messages.success(request, f"The HIT is open for one more annotator ({hit.places} in all); each of its units gets "
+                              "one more label.")
+    return _back(request, slug)
