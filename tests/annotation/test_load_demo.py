@@ -1,4 +1,5 @@
-"""`load_demo`: the demo project and its accounts, and running it again changes nobody's password or role."""
+"""`load_demo`: the demo project and its accounts (a manager, three annotators so that every unit can get the
+protocol's three labels in the browser, a reviewer), and running it again changes nobody's password or role."""
 
 from io import StringIO
 
@@ -23,8 +24,29 @@ def test_it_creates_the_demo_accounts_with_the_password_given():
     assert authenticate(username="manager", password="pw-first-run").is_staff
     assert not authenticate(username="annotator", password="pw-first-run").is_staff
     roles = dict(project.memberships.values_list("user__username", "role"))
-    assert roles == {"manager": Membership.Role.MANAGER, "annotator": Membership.Role.ANNOTATOR}
+    assert roles == {"manager": Membership.Role.MANAGER, "annotator": Membership.Role.ANNOTATOR,
+                     "annotator2": Membership.Role.ANNOTATOR, "annotator3": Membership.Role.ANNOTATOR,
+                     "reviewer": Membership.Role.REVIEWER}
     assert "with the password 'pw-first-run'" in text
+
+
+def test_three_annotators_bring_a_documents_key_facts_to_a_majority_and_its_alignment_hits_appear():
+    import random
+
+    from annotation.models import Hit
+    from annotation.services.answers import save_answers
+    from annotation.services.assignment import reserve_next_hit, submit_assignment
+    from tests.quality import scripted
+    from tests.work import annotator_for
+
+    load()
+    project = Project.objects.get(slug="demo")
+    assert not Hit.objects.filter(project=project, task="ka").exists()
+    for membership in project.memberships.filter(role=Membership.Role.ANNOTATOR).select_related("user"):
+        assignment = reserve_next_hit(annotator_for(membership.user), project, "kv")
+        save_answers(assignment=assignment, answers=scripted.answers(assignment, scripted.careful, random.Random(1)))
+        submit_assignment(assignment=assignment)
+    assert Hit.objects.filter(project=project, task="ka").exists()
 
 
 def test_running_it_again_keeps_every_password_and_role(django_user_model):
@@ -40,6 +62,6 @@ def test_running_it_again_keeps_every_password_and_role(django_user_model):
     assert authenticate(username="manager", password="finegrain-demo") is None
     assert authenticate(username="annotator", password="pw-first-run") is not None
     assert project.memberships.get(user__username="annotator").role == Membership.Role.MANAGER
-    assert "Existing accounts keep their passwords: manager, annotator." in text
+    assert "Existing accounts keep their passwords: manager, annotator, annotator2, annotator3, reviewer." in text
     assert "finegrain-demo" not in text
     assert Project.objects.filter(slug="demo").count() == 1

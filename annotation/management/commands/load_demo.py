@@ -12,14 +12,19 @@ from corpus.importing import import_dataset
 from corpus.models import Membership, Project
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
-ACCOUNTS = (("manager", Membership.Role.MANAGER), ("annotator", Membership.Role.ANNOTATOR))
+# Three annotators, so that the protocol's three labels per unit can be given in the browser (a document's key-fact
+# validation reaches its majority and its alignment HITs appear), and a reviewer to settle where they disagree.
+ACCOUNTS = (("manager", Membership.Role.MANAGER), ("annotator", Membership.Role.ANNOTATOR),
+            ("annotator2", Membership.Role.ANNOTATOR), ("annotator3", Membership.Role.ANNOTATOR),
+            ("reviewer", Membership.Role.REVIEWER))
 
 
 class Command(BaseCommand):
-    help = "Create the demo project from the team's demo dataset, with a manager and an annotator account."
+    help = ("Create the demo project from the team's demo dataset, with a manager, three annotators and a reviewer "
+            "account.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--password", default="finegrain-demo", help="password of both demo accounts")
+        parser.add_argument("--password", default="finegrain-demo", help="password of the demo accounts")
         parser.add_argument("--no-assist", action="store_true", help="skip contextual mapping and pre-labels")
 
     def handle(self, *args, password: str, no_assist: bool, **options):
@@ -35,7 +40,7 @@ class Command(BaseCommand):
         if kept:
             self.stdout.write(f"Existing accounts keep their passwords: {', '.join(kept)}.")
         self.stdout.write(self.style.SUCCESS(
-            f"Open {settings.SITE_URL}/ and log in as 'manager' or 'annotator'"
+            f"Open {settings.SITE_URL}/ and log in as {', '.join(repr(name) for name, _ in ACCOUNTS)}"
             + (f" with the password {password!r}." if len(kept) < len(ACCOUNTS) else ".")
         ))
 
