@@ -1,0 +1,42 @@
+"""A manager edits a project's settings in Debian's Chromium: a cost preview, a change refused with the reason once
+annotation has started, a change that is allowed."""
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation.services.assignment import reserve_next_hit
+from annotation.services.hits import build_hits
+from corpus.models import Membership, Project
+from tests.work import complete, crowd_annotator, import_generated
+
+from .conftest import log_in, screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_refused_change_says_why_and_an_allowed_one_is_saved(page, live_server, django_user_model):
+    project = import_generated(Project.objects.create(slug="cfg", name="Settings study"), documents=2,
+                               summarizers=1)
+    build_hits(project, "fv")
+    complete(reserve_next_hit(crowd_annotator("w1", project), project, "fv"))
+    boss = django_user_model.objects.create_user("boss", password="boss-pass-123", is_staff=True)
+    Membership.objects.create(project=project, user=boss, role=Membership.Role.MANAGER)
+
+    log_in(page, live_server, "boss", "boss-pass-123")
+    page.goto(f"{live_server.url}/projects/cfg/")
+    page.click("#settings-link")
+    page.fill("#id_hourly_wage_usd", "16.32")
+    page.click("button[name=preview]")
+    expect(page.locator("#cost-preview")).to_contain_text("→ $")
+    page.fill("#id_annotators_per_unit", "2")
+    page.click("button[name=save]")
+    expect(page.locator("#settings-errors")).to_contain_text("Nothing was saved")
+    expect(page.locator(".setting.has-error")).to_contain_text("can rise but not fall below 3")
+    screenshot(page, "settings-refused.png")
+    project.refresh_from_db()
+    assert (project.annotators_per_unit, str(project.hourly_wage_usd)) == (3, "10.88")
+    page.fill("#id_annotators_per_unit", "4")
+    page.click("button[name=save]")
+    expect(page.locator("ul.messages")).to_contain_text("Saved: annotators per unit, hourly wage (usd).")
+    project.refresh_from_db()
+    assert (project.annotators_per_unit, str(project.hourly_wage_usd)) == (4, "16.32")
