@@ -214,10 +214,12 @@ def voted_units(project: Project, task: str):
 
 
 def disagreements(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
-                  most_agreement: float | None = None, settled: str = ""):
+                  most_agreement: float | None = None, settled: str = "", checks: str = ""):
     """Units of `task` with at least two counted answers that are not all the same, most split first; filtered by
     the document's domain, the summarizer, an annotator who labelled them, the share of the majority (at most
-    `most_agreement`), and whether a reviewer settled them ("yes"/"no")."""
+    `most_agreement`), whether a reviewer settled them ("yes"/"no"), and the outcome of the attention checks of the
+    submissions behind their labels (`checks`: "missed": some counted label comes from a submission that missed a
+    check and counts by the project's tolerance or a manager's override; "clean": none does)."""
     units = voted_units(project, task).filter(votes__gte=2, yes__gt=0, yes__lt=F("votes"))
     if domain:
         units = units.filter(hit__document__domain=domain)
@@ -228,6 +230,10 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
                                                          annotator=annotator)))
     if settled in ("yes", "no"):
         units = units.filter(adjudication__isnull=settled == "no")
+    if checks in ("missed", "clean"):
+        missed = Exists(Label.objects.filter(counted_submission_q("assignment__"), unit=OuterRef("pk"),
+                                             assignment__grade__checks_failed__gt=0))
+        units = units.filter(missed) if checks == "missed" else units.exclude(missed)
     majority = Greatest(F("yes"), F("votes") - F("yes")) * 1.0 / F("votes")
     units = units.annotate(majority=ExpressionWrapper(majority, output_field=FloatField()))
     if most_agreement is not None:

@@ -35,7 +35,8 @@ def _filters(request, project) -> dict:
     level = get.get("agreement", "")
     return {"task": task, "domain": get.get("domain", "")[:100], "summarizer": get.get("summarizer", "")[:100],
             "annotator": annotator, "agreement": level if level in dict(AGREEMENT_LEVELS) else "",
-            "settled": get.get("settled", "") if get.get("settled") in ("yes", "no") else ""}
+            "settled": get.get("settled", "") if get.get("settled") in ("yes", "no") else "",
+            "checks": get.get("checks", "") if get.get("checks") in ("missed", "clean") else ""}
 
 
 def _is_uuid(value: str) -> bool:
@@ -52,7 +53,7 @@ def review(request, slug):
     project = get_reviewed_project(request.user, slug)
     chosen = _filters(request, project)
     units = disagreements(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
-                          annotator=chosen["annotator"], settled=chosen["settled"],
+                          annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
                           most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
     page = Paginator(units, PAGE_SIZE).get_page(request.GET.get("page"))
     labels: dict[int, list] = {}

@@ -80,6 +80,15 @@ def test_the_list_shows_each_split_unit_with_every_counted_label_and_filters(cli
     assert "6 units to review." in client.get(review_url(split, agreement="0.67")).content.decode()
     assert "0 units to review." in client.get(review_url(split, agreement="0.5")).content.decode()
     assert "0 units to review." in client.get(review_url(split, task="kv")).content.decode()
+    assert "0 units to review." in client.get(review_url(split, checks="missed")).content.decode()
+    from annotation.models import Grade
+
+    # A submission that missed a check and counts (the manager overrode its grade): its units are "missed".
+    hit = split.hits.get(document__uid="gen-0")
+    Grade.objects.filter(assignment=hit.assignments.first()).update(passed=False, checks_total=1, checks_failed=1,
+                                                                    override_passed=True)
+    assert "3 units to review." in client.get(review_url(split, checks="missed")).content.decode()
+    assert "3 units to review." in client.get(review_url(split, checks="clean")).content.decode()
     # Junk in the filters is ignored, never a 500.
     assert client.get(review_url(split, task="zz", annotator="not-a-uuid", agreement="9", page="x")).status_code == 200
 
