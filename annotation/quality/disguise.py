@@ -88,12 +88,13 @@ class DocumentVectors:
 
 
 def highlights_for(vectors: DocumentVectors, document: Document, text: str, count: int | None) -> list[int] | None:
-    """The `count` source sentences most similar to `text`, in document order (ties keep document order)."""
+    """The `count` source sentences most similar to `text`, strongest first as a real unit's (ties keep document
+    order)."""
     if count is None:
         return None
     _, scores = vectors.similarities(document, text)
     order = np.argsort(-scores, kind="stable")
-    return sorted(int(i) for i in order[:count])
+    return [int(i) for i in order[:count]]
 
 
 def says_error(category: str) -> bool:

@@ -55,13 +55,23 @@ def _next_position(project: Project, task: str) -> int:
     return 0 if last is None else last + 1
 
 
+def _in_rank_order(highlighted: list[int] | None, ranked: list[int]) -> list[int] | None:
+    """The highlighted source sentences strongest first: the page numbers them by rank and opens at the best."""
+    if highlighted is None:
+        return None
+    chosen = set(highlighted)
+    return [index for index in ranked if index in chosen] or list(highlighted)
+
+
 def _sentence_highlights(project: Project) -> dict[int, list[int]]:
-    return dict(ContextualMapping.objects.filter(summary_sentence__summary__document__project=project)
-                .values_list("summary_sentence_id", "highlighted"))
+    return {pk: _in_rank_order(highlighted, ranked) for pk, highlighted, ranked in ContextualMapping.objects.filter(
+        summary_sentence__summary__document__project=project).values_list("summary_sentence_id", "highlighted",
+                                                                          "ranked")}
 
 
 def _keyfact_highlights(filter_: Q) -> dict[int, list[int]]:
-    return dict(ContextualMapping.objects.filter(filter_).values_list("keyfact_id", "highlighted"))
+    return {pk: _in_rank_order(highlighted, ranked) for pk, highlighted, ranked in ContextualMapping.objects.filter(
+        filter_).values_list("keyfact_id", "highlighted", "ranked")}
 
 
 def _prelabels(project: Project) -> dict[int, tuple[str, str, str]]:

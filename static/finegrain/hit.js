@@ -45,11 +45,12 @@
     const key = item.dataset.highlight || "";
     if (key === litKey) return;
     litKey = key;
-    lit.forEach(function (el) { el.classList.remove("hl"); });
+    lit.forEach(function (el) { el.classList.remove("hl"); delete el.dataset.rank; });
     lit = [];
+    // Strongest first: each lit sentence shows its rank, and the source opens at the best match.
     key.split(" ").forEach(function (index) {
       const el = index && document.getElementById("s" + index);
-      if (el) { el.classList.add("hl"); lit.push(el); }
+      if (el) { el.classList.add("hl"); lit.push(el); el.dataset.rank = String(lit.length); }
     });
     if (lit.length) {
       const offset = lit[0].getBoundingClientRect().top - source.getBoundingClientRect().top;
@@ -242,8 +243,12 @@
     if (target.matches && target.matches("textarea, input[type=text], select")) return;
     const key = event.key;
     let handled = true;
-    if (key === "j" || key === "ArrowDown") focusItem(current + 1);
-    else if (key === "k" || key === "ArrowUp") focusItem(current - 1);
+    // The alignment grid: arrows move along a row (left/right) or a column (up/down); j/k go cell by cell.
+    const columns = task === "ka" ? document.querySelectorAll("#ka-matrix thead .ka-col").length : 1;
+    if (key === "j" || key === "ArrowRight" && task === "ka") focusItem(current + 1);
+    else if (key === "k" || key === "ArrowLeft" && task === "ka") focusItem(current - 1);
+    else if (key === "ArrowDown") { if (current + columns < items.length) focusItem(current + columns); }
+    else if (key === "ArrowUp") { if (current - columns >= 0) focusItem(current - columns); }
     else if (key === "?") openInstructions();
     else if (key === "Enter") {
       if (target.matches && target.matches("button, a, summary")) return; // let Enter press what has focus

@@ -149,3 +149,14 @@ def test_managers_building_the_same_hits_at_once_build_them_once_without_an_erro
     assert Unit.objects.filter(hit__project=project, task=task).count() == expected * per_hit
     assert sorted(Hit.objects.filter(project=project, task=task).values_list("position", flat=True)) == \
         list(range(expected))
+
+
+def test_highlights_are_snapshotted_strongest_first(project):
+    from assist.models import ContextualMapping
+
+    import_small(project)
+    add_assistance(project)
+    sentence = project.documents.get(uid="t-news-1").summaries.get(model="m-bad").sentences.get()
+    ContextualMapping.objects.filter(summary_sentence=sentence).update(ranked=[3, 0, 2, 1], highlighted=[0, 3])
+    build_hits(project, "fv")
+    assert Unit.objects.get(summary_sentence=sentence).highlighted == [3, 0]

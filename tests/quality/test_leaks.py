@@ -29,7 +29,7 @@ class Items(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         shape = (tag, tuple(sorted((name, re.sub(r"\d+", "N", value or "")) for name, value in attrs.items())))
-        if tag == "section" and "keyfact-row" in attrs.get("class", ""):
+        if tag in ("section", "tr") and "keyfact-row" in attrs.get("class", ""):
             self._row = []
             self.rows.append(self._row)
         if self._current is None and tag == "fieldset" and "item" in attrs.get("class", "").split():
@@ -47,7 +47,7 @@ class Items(HTMLParser):
             self._depth -= 1
             if self._depth == 0:
                 self._current = None
-        elif tag == "section":
+        elif tag in ("section", "tr"):
             self._row = None
 
 
