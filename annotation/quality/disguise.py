@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 
 class DocumentVectors:
-    """A document's sentences and their embeddings, computed (and stored) once per document per build."""
+    """A document's sentences and their embeddings, computed (and stored) once per document per build; many
+    documents and texts at once with `prefetch_documents` and `prefetch`."""
 
     def __init__(self):
         self._documents: dict[int, tuple[list[str], np.ndarray]] = {}
@@ -47,6 +48,48 @@ class DocumentVectors:
         if missing:
             for text, vector in zip(missing, embeddings.encode(missing, model_path=backend_model_path())):
                 self._texts[text] = vector
+
+    def prefetch_documents(self, documents) -> None:
+        """Read many documents' sentences and vectors at once: the stored vectors in one query, the documents
+        without current ones embedded in one model call and stored (as assist.pipeline.document_vectors does)."""
+        from assist import embeddings
+        from assist.models import DocumentEmbedding
+        from assist.pipeline import backend_model_path, sentences_digest
+        from corpus.models import DocumentSentence
+
+        wanted = list(dict.fromkeys(document.pk for document in documents if document.pk not in self._documents))
+        if not wanted:
+            return
+        model_path = backend_model_path()
+        identity = embeddings.model_identity(model_path)
+        source: dict[int, list[str]] = {pk: [] for pk in wanted}
+        stored = {}
+        for start in range(0, len(wanted), 500):  # Under SQLite's limit on query parameters.
+            chunk = wanted[start:start + 500]
+            for document_id, text in (DocumentSentence.objects.filter(document_id__in=chunk)
+                                      .order_by("document_id", "index").values_list("document_id", "text")):
+                source[document_id].append(text)
+            stored.update((row.document_id, row) for row in DocumentEmbedding.objects.filter(
+                document_id__in=chunk, model_name=identity.name, model_version=identity.version))
+        missing = []
+        for pk in wanted:
+            row = stored.get(pk)
+            if row is not None and row.sentences_sha256 == sentences_digest(source[pk]):
+                self._documents[pk] = (source[pk], row.matrix())
+            else:
+                missing.append(pk)
+        if not missing:
+            return
+        encoded = embeddings.encode([text for pk in missing for text in source[pk]], model_path=model_path)
+        start = 0
+        for pk in missing:
+            vectors = encoded[start:start + len(source[pk])]
+            start += len(source[pk])
+            DocumentEmbedding.objects.update_or_create(
+                document_id=pk, model_name=identity.name, model_version=identity.version,
+                defaults={"sentences_sha256": sentences_digest(source[pk]), "dim": vectors.shape[1],
+                          "vectors": vectors.tobytes()})
+            self._documents[pk] = (source[pk], vectors)
 
     def get(self, document: Document) -> tuple[list[str], np.ndarray]:
         if document.pk not in self._documents:

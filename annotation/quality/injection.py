@@ -23,8 +23,9 @@ Only HITs nobody has been assigned are touched: what an annotator saw never chan
 """
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from functools import cached_property
+from itertools import islice
 
 from django.db.models import Exists, F, OuterRef
 
@@ -43,6 +44,10 @@ FOREIGN_SAMPLE = 400
 # A foreign sentence this close to a source sentence may well be true of the document: never a check (a check
 # must be certainly wrong, paper G.3).
 CERTAINLY_FOREIGN_BELOW = 0.7
+# HITs whose units are read, and rows written, per statement.
+LAYOUT_BATCH = 1000
+# Name-swap candidates judged per model call.
+NAME_SWAP_BATCH = 8
 
 
 def seeded(*parts) -> random.Random:
@@ -123,7 +128,10 @@ class ForeignSample:
 
 
 class Injection:
-    """What one build shares between HITs: the other documents' texts and the documents' embeddings."""
+    """What one build shares between HITs: the other documents' texts, the documents' embeddings, and the writes.
+
+    Nothing is written per HIT: new layouts are kept (`save_layout`) and written for all HITs at once, then the
+    checks' snapshots are filled with every text they need embedded in one batch (`finish`)."""
 
     def __init__(self, project: Project):
         self.project = project
@@ -132,6 +140,8 @@ class Injection:
         self._sample: ForeignSample | None = None
         # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
         self.pending: list[tuple[Hit, Unit, AttentionCheck, list[Unit]]] = []
+        # (hit, its real units renumbered, its new check units) waiting to be written.
+        self.layouts: list[tuple[Hit, list[Unit], list[tuple[Unit, AttentionCheck]]]] = []
         # Half each (paper G.3) across the project, and the same kinds whenever a HIT is rebuilt: the kind follows
         # the parity of the HIT's position plus the check's number, from a start seeded by the project.
         self.fv_first_is_error = seeded(project.pk, "fv-kinds").random() < 0.5
@@ -148,10 +158,45 @@ class Injection:
     def disguise_later(self, hit: Hit, unit: Unit, check: AttentionCheck, real: list[Unit]) -> None:
         self.pending.append((hit, unit, check, real))
 
+    def save_layout(self, hit: Hit, moved: list[Unit], new: list[tuple[Unit, AttentionCheck]]) -> int:
+        """Keep a HIT's new layout for `write_layouts`; returns how many check units it adds."""
+        self.layouts.append((hit, moved, new))
+        return len(new)
+
+    def write_layouts(self) -> None:
+        """Write the kept layouts of all HITs in a few statements: positions moved out of the way, real units
+        renumbered, check units and their expected answers created."""
+        if not self.layouts:
+            return
+        hit_ids = [hit.pk for hit, _, _ in self.layouts]
+        for start in range(0, len(hit_ids), LAYOUT_BATCH):
+            Unit.objects.filter(hit_id__in=hit_ids[start:start + LAYOUT_BATCH]).update(
+                position=F("position") + _RENUMBER_OFFSET)
+        moved = [unit for _, units, _ in self.layouts for unit in units]
+        new = [pair for _, _, pairs in self.layouts for pair in pairs]
+        Unit.objects.bulk_update(moved, ["position", "row", "column"], batch_size=LAYOUT_BATCH)
+        created = Unit.objects.bulk_create([unit for unit, _ in new], batch_size=LAYOUT_BATCH)
+        for unit, (_, check) in zip(created, new):
+            check.unit = unit
+        AttentionCheck.objects.bulk_create([check for _, check in new], batch_size=LAYOUT_BATCH)
+        self.layouts = []
+
+    def _embed_pending(self) -> None:
+        """Embed, in one batch, the texts of the pending checks that need vectors (highlights or an AI judgment),
+        and read or compute their documents' vectors together."""
+        needed = [(hit, unit) for hit, unit, _, real in self.pending
+                  if _common_count(real) is not None
+                  or (hit.task == Task.FACT_VERIFICATION and _common_source(real))]
+        if not needed:
+            return
+        self.vectors.prefetch_documents([hit.document for hit, _ in needed])
+        self.vectors.prefetch(unit.text for _, unit in needed)
+
     def finish(self) -> None:
+        self.write_layouts()
         if not self.pending:
             return
-        self.vectors.prefetch(unit.text for _, unit, _, _ in self.pending)
+        self._embed_pending()
         settled = self.settle_offline_kinds()
         for hit, unit, check, real in self.pending:
             _disguise_fv_kv(hit, unit, check.kind, real, self)
@@ -219,12 +264,14 @@ class Injection:
         """A sentence of the HIT's document with one name exchanged that the labeler judges "no error", when the
         document has one: the check where the offline AI is wrong."""
         source, _ = self.vectors.get(hit.document)
-        for swap in name_swaps(source, seeded(hit.public_id, "name-swap", unit.position)):
-            if swap.text in avoid:
-                continue
-            (category, _), = self.vectors.offline_judgments(self.labeler, hit.document, [swap.text])
-            if not says_error(category):
-                return swap
+        candidates = (swap for swap in name_swaps(source, seeded(hit.public_id, "name-swap", unit.position))
+                      if swap.text not in avoid)
+        # Judged a few at a time (one model call for several candidates), in the candidates' seeded order.
+        while chunk := list(islice(candidates, NAME_SWAP_BATCH)):
+            judged = self.vectors.offline_judgments(self.labeler, hit.document, [swap.text for swap in chunk])
+            for swap, (category, _) in zip(chunk, judged):
+                if not says_error(category):
+                    return swap
         return None
 
 
@@ -238,23 +285,37 @@ def inject_attention_checks(project: Project, task: str) -> int:
     hits = (Hit.objects.filter(project=project, task=task).exclude(Exists(taken))
             .select_related("document", "project").order_by("position", "pk"))
     injection = Injection(project)
-    created = sum(inject_into_hit(hit, injection) for hit in hits)
+    created = 0
+    hits = list(hits)
+    for start in range(0, len(hits), LAYOUT_BATCH):
+        chunk = hits[start:start + LAYOUT_BATCH]
+        # The units of many HITs in one query, not one query per HIT.
+        units_of: dict[int, list[Unit]] = defaultdict(list)
+        for unit in (Unit.objects.filter(hit__in=chunk).select_related("attention_check")
+                     .order_by("hit_id", "position")):
+            units_of[unit.hit_id].append(unit)
+        created += sum(inject_into_hit(hit, injection, units_of[hit.pk]) for hit in chunk)
     injection.finish()
     return created
 
 
-def inject_into_hit_of_project(hit: Hit) -> int:
-    """Checks for one new HIT (a KA HIT created when a document's key-fact validation settles)."""
+def inject_into_hit_of_project(hit: Hit, injection: Injection | None = None) -> int:
+    """Checks for one new HIT (a KA HIT created when a document's key-fact validation settles). With the
+    `injection` of a build, written when the build calls its `finish`; else now."""
     if hit.project.attention_check_rate <= 0 or hit.assignments.exists():
         return 0
+    if injection is not None:
+        return inject_into_hit(hit, injection)
     injection = Injection(hit.project)
     created = inject_into_hit(hit, injection)
     injection.finish()
     return created
 
 
-def inject_into_hit(hit: Hit, injection: Injection) -> int:
-    units = list(hit.units.select_related("attention_check").order_by("position"))
+def inject_into_hit(hit: Hit, injection: Injection, units: list[Unit] | None = None) -> int:
+    """Checks for `hit` (its `units` in position order, read here when not given)."""
+    if units is None:
+        units = list(hit.units.select_related("attention_check").order_by("position"))
     if not units:
         return 0
     if any(_check_of(unit) for unit in units):
@@ -300,16 +361,6 @@ def _disguise_fv_kv(hit: Hit, unit: Unit, kind: str, real: list[Unit], injection
         unit.ai_category = unit.ai_reason = unit.ai_source = ""
 
 
-def _save_layout(hit: Hit, moved: list[Unit], new: list[tuple[Unit, AttentionCheck]]) -> int:
-    Unit.objects.filter(hit=hit).update(position=F("position") + _RENUMBER_OFFSET)
-    Unit.objects.bulk_update(moved, ["position", "row", "column"], batch_size=1000)
-    created = Unit.objects.bulk_create([unit for unit, _ in new], batch_size=1000)
-    for unit, (_, check) in zip(created, new):
-        check.unit = unit
-    AttentionCheck.objects.bulk_create([check for _, check in new], batch_size=1000)
-    return len(new)
-
-
 def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
     rng = seeded(hit.public_id)
     count = checks_for(hit.project.attention_check_rate, len(real), rng)
@@ -337,7 +388,7 @@ def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
         return 0
     for position, unit in enumerate(order):
         unit.position = position
-    return _save_layout(hit, real, new)
+    return injection.save_layout(hit, real, new)
 
 
 def _ka_lines(rate: float, rows: int, columns: int, rng: random.Random) -> list[str]:
@@ -420,7 +471,7 @@ def _inject_ka(hit: Hit, units: list[Unit], injection: Injection) -> int:
             if row_kind == "fake":  # Highlighted from its own text, like a real key-fact's row.
                 injection.disguise_later(hit, unit, check, units)
             new.append((unit, check))
-    return _save_layout(hit, moved, new)
+    return injection.save_layout(hit, moved, new)
 
 
 def refresh_check_snapshots(hit: Hit, units: list[Unit], injection: Injection) -> int:

@@ -154,7 +154,8 @@ def _build_ka(project: Project, result: BuildResult) -> None:
             continue
         for status, count in settled.items():
             result.keyfacts_settled[status] = result.keyfacts_settled.get(status, 0) + count
-        hits, units = create_alignment_hits(document)
+        # Their checks come from build_hits' injection pass, for all new HITs at once.
+        hits, units = create_alignment_hits(document, with_checks=False)
         result.hits_created += hits
         result.units_created += units
 
@@ -201,15 +202,19 @@ def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
     return {str(status): len(ids) for status, ids in settled.items()}
 
 
-def create_alignment_hits(document: Document) -> tuple[int, int]:
-    """One KA HIT per summary of `document` that has none: every human key-fact against every sentence."""
+def create_alignment_hits(document: Document, *, with_checks: bool = True) -> tuple[int, int]:
+    """One KA HIT per summary of `document` that has none: every human key-fact against every sentence, and their
+    attention checks unless the caller puts them in (`build_hits` does, for all its HITs at once)."""
     facts = list(document.keyfacts.filter(status=KeyFact.Status.ACCEPTED).order_by("index"))
     if not facts:
         return 0, 0
     summaries = list(document.summaries.exclude(hits__task=Task.KEYFACT_ALIGNMENT).order_by("model"))
     highlights = _keyfact_highlights(Q(keyfact__in=facts))
+    sentences_of = defaultdict(list)
+    for sentence in SummarySentence.objects.filter(summary__in=summaries).order_by("summary_id", "index"):
+        sentences_of[sentence.summary_id].append(sentence)
     position = _next_position(document.project, Task.KEYFACT_ALIGNMENT)
-    hits_created = units_created = 0
+    hits, units = [], []
     for offset, summary in enumerate(summaries):
         hit, created = Hit.objects.get_or_create(
             task=Task.KEYFACT_ALIGNMENT, summary=summary,
@@ -217,20 +222,26 @@ def create_alignment_hits(document: Document) -> tuple[int, int]:
         )
         if not created:  # Built by a concurrent call in the meantime.
             continue
-        sentences = list(summary.sentences.order_by("index"))
-        units = [
+        hits.append(hit)
+        sentences = sentences_of[summary.pk]
+        units += [
             Unit(hit=hit, task=Task.KEYFACT_ALIGNMENT, position=row * len(sentences) + column, keyfact=fact,
                  summary_sentence=sentence, text=fact.text, sentence_text=sentence.text, row=row, column=column,
                  highlighted=highlights.get(fact.pk))
             for row, fact in enumerate(facts)
             for column, sentence in enumerate(sentences)
         ]
-        Unit.objects.bulk_create(units, batch_size=2000)
-        hits_created, units_created = hits_created + 1, units_created + len(units)
-        # Quality control: KA HITs are also created by the last KV submission, so they get their checks here.
-        from ..quality.injection import inject_into_hit_of_project
-        units_created += inject_into_hit_of_project(hit)
-    return hits_created, units_created
+    Unit.objects.bulk_create(units, batch_size=2000)
+    units_created = len(units)
+    if with_checks and hits and document.project.attention_check_rate > 0:
+        # Quality control: KA HITs are also created by the last KV submission, so they get their checks here,
+        # from one injection for the document's HITs (the project's texts read once, their layouts written once).
+        from ..quality.injection import Injection, inject_into_hit_of_project
+
+        injection = Injection(document.project)
+        units_created += sum(inject_into_hit_of_project(hit, injection) for hit in hits)
+        injection.finish()
+    return len(hits), units_created
 
 
 def refresh_snapshots(project: Project, task: str) -> int:
