@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from corpus.segmentation import segment_document, segment_summary
+from corpus.segmentation import dialogue_turns, segment_document, segment_summary
 from corpus.storable_text import unstorable
 
 REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
@@ -241,12 +241,20 @@ class PlannedDocument:
     keyfact: list | None = None
 
 
+def document_words(text: str, *, dialogue: bool) -> int:
+    """Words of what is said: a dialogue's speaker labels and the release's <p> markup are not words of it (the
+    short/long split, paper appendix A, counts the text)."""
+    if not dialogue:
+        return len(text.split())
+    return sum(len(text[turn.start:turn.end].split()) for turn in dialogue_turns(text))
+
+
 def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict[str, PlannedDocument]:
     """Group rows into documents, checking that rows of one uid agree and that no (uid, model) repeats."""
     documents: dict[str, PlannedDocument] = {}
     for row in rows:
         values = row.values
-        word_count = len(values["document"].split())
+        word_count = document_words(values["document"], dialogue=values.get("input_type") == Document.InputType.DIALOGUE)
         values.setdefault("length", project.length_for(word_count))
         values.setdefault("redact_type", "")
         values.setdefault("reference", "")
@@ -408,7 +416,8 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
             Document(
                 project=project, uid=uid, doc_id=values["doc_id"], source=values["source"], domain=values["domain"],
                 input_type=values["input_type"], length=values["length"], redact_type=values["redact_type"],
-                text=values["document"], reference=values["reference"], word_count=len(values["document"].split()),
+                text=values["document"], reference=values["reference"],
+                word_count=document_words(values["document"], dialogue=values["input_type"] == Document.InputType.DIALOGUE),
                 text_sha256=sha256(values["document"]),
             )
         )

@@ -143,3 +143,13 @@ def test_pages_show_speaker_labelled_blocks_without_the_markup(imported, client,
         assert sentences == [str(i) for i in range(len(EXPECTED[kind]))]
         return_assignment(assignment=assignment)
     assert seen == set(TEXTS)
+
+
+def test_a_dialogues_word_count_counts_what_is_said_not_labels_or_markup():
+    from corpus.importing import document_words
+
+    release = "<p>USER : I need a train to Leeds.</p> <p>SYSTEM : Which day?</p>"
+    assert document_words(release, dialogue=True) == 8
+    assert document_words("#Person1#: Hello there. #Person2#: Hi!", dialogue=True) == 3
+    assert document_words("Anna: Good morning all.\nBen: Morning.", dialogue=True) == 4
+    assert document_words("Plain text of five words.", dialogue=False) == 5
