@@ -254,7 +254,8 @@ def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict
     documents: dict[str, PlannedDocument] = {}
     for row in rows:
         values = row.values
-        word_count = document_words(values["document"], dialogue=values.get("input_type") == Document.InputType.DIALOGUE)
+        dialogue = values.get("input_type") == Document.InputType.DIALOGUE
+        word_count = document_words(values["document"], dialogue=dialogue)
         values.setdefault("length", project.length_for(word_count))
         values.setdefault("redact_type", "")
         values.setdefault("reference", "")
@@ -417,7 +418,8 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
                 project=project, uid=uid, doc_id=values["doc_id"], source=values["source"], domain=values["domain"],
                 input_type=values["input_type"], length=values["length"], redact_type=values["redact_type"],
                 text=values["document"], reference=values["reference"],
-                word_count=document_words(values["document"], dialogue=values["input_type"] == Document.InputType.DIALOGUE),
+                word_count=document_words(values["document"],
+                                          dialogue=values["input_type"] == Document.InputType.DIALOGUE),
                 text_sha256=sha256(values["document"]),
             )
         )
