@@ -14,6 +14,7 @@ from corpus.models import Project
 from .analytics import Analytics, project_analytics
 from .evaluators import DIMENSIONS as EVALUATOR_DIMENSIONS
 from .evaluators import DetectionReport, benchmark, detection_report
+from .models import ReleaseLabels
 from .report import AgreementReport, agreement_report
 from .selectors import analysis_labels, evaluators_of
 
@@ -23,10 +24,12 @@ CACHE_SECONDS = 3600
 
 
 def _state(project: Project, source: str) -> str:
-    """Changes whenever a counted label, a grade or an evaluator score changes: the cache key's version."""
+    """Changes whenever a counted label, a grade, an evaluator score or a release's labels change: the cache key's
+    version."""
     labels = analysis_labels(project, source).aggregate(n=Count("pk"), last=Max("updated_at"))
     scores = EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("updated"))
-    state = f"{labels['n']}-{labels['last']}-{scores['n']}-{scores['last']}"
+    release = ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("imported"))
+    state = f"{labels['n']}-{labels['last']}-{scores['n']}-{scores['last']}-{release['n']}-{release['last']}"
     return hashlib.sha256(state.encode()).hexdigest()[:16]
 
 
