@@ -64,6 +64,19 @@ def stacked_bars(groups: dict, *, width: int = 640, bar_h: int = 22, label_w: in
             "legend_ty": height - 11, "label_x": label_w - 8}
 
 
+def axis_ticks(low: float, high: float, most: int = 8) -> list[tuple[float, int]]:
+    """(value, decimals) of round tick values from `low` to `high`: the smallest step among 0.1, 0.2, 0.5, 1, 2, 5
+    ... that gives at most `most` intervals (a sixth of -1..1 is -0.67, which reads as noise)."""
+    span = high - low
+    for step in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0):
+        if span / step <= most:
+            break
+    first = math.ceil(low / step - 1e-9)
+    count = math.floor(high / step + 1e-9) - first + 1
+    decimals = 0 if step >= 1 else 1
+    return [(round((first + k) * step, 6), decimals) for k in range(count)]
+
+
 def intervals(points: list[dict], *, low: float = -0.2, high: float = 1.0, width: int = 640, row_h: int = 24,
               label_w: int = 190, reference: float | None = None) -> dict:
     """A dot per group with its interval, on one horizontal axis from `low` to `high`."""
@@ -81,7 +94,7 @@ def intervals(points: list[dict], *, low: float = -0.2, high: float = 1.0, width
                      "x1": x(ci_low) if _finite(ci_low) else None, "x2": x(ci_high) if _finite(ci_high) else None,
                      "title": point.get("title", ""), "cls": point.get("cls", "series-0")})
     bottom = 14 + len(points) * row_h
-    ticks = [{"x": x(t), "text": f"{t:.1f}"} for t in [low + k * (high - low) / 6 for k in range(7)]]
+    ticks = [{"x": x(t), "text": f"{t:.{decimals}f}"} for t, decimals in axis_ticks(low, high)]
     return {"width": width, "height": bottom + 24, "rows": rows, "ticks": ticks, "axis_y": bottom - 6,
             "tick_ty": bottom + 12, "label_x": label_w - 8, "x0": label_w, "x_end": label_w + plot_w,
             "reference": x(reference) if reference is not None else None}
@@ -123,7 +136,9 @@ def roc_curves(curves: dict[str, list[tuple[float, float]]], *, size: int = 260,
         drawn.append({"name": name, "cls": f"series-{k % SERIES}",
                       "points": " ".join("{},{}".format(*xy(fpr, tpr)) for fpr, tpr in points),
                       "ly": top + 6 + k * 20, "lty": top + 15 + k * 20})
-    ticks = [{"value": f"{t:.1f}", "x": left + t * size, "y": bottom - t * size} for t in (0, 0.5, 1)]
+    # The y labels sit on their grid lines (baseline 4 px below), not above them, so "0.0" twice reads as two axes.
+    ticks = [{"value": f"{t:.1f}", "x": left + t * size, "y": bottom - t * size, "ty": bottom - t * size + 4}
+             for t in (0, 0.5, 1)]
     return {"width": left + size + 24 + legend_w, "height": bottom + 36, "x0": left, "x_end": left + size,
             "top": top, "bottom": bottom, "series": drawn, "ticks": ticks, "tick_ty": bottom + 14,
             "label_x": left - 6, "axis_title_y": bottom + 30, "mid_x": left + size / 2, "mid_y": top + size / 2,

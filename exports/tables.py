@@ -92,6 +92,30 @@ def evaluator_rows(project: Project, source: str, evaluator: str, analytics: Ana
     return rows
 
 
+def evaluator_means(project: Project, evaluator: str, analytics: Analytics) -> dict:
+    """Per summarizer, the evaluator's mean score per dimension it gives, beside the human mean of the same
+    summaries: what the system-level correlation ranks, and all there is to read before any human label."""
+    stored = list(EvaluatorScore.objects.filter(project=project, evaluator=evaluator, status=EvaluatorScore.Status.OK)
+                  .values_list("summary__document__uid", "summary__model", *EVALUATOR_DIMENSIONS))
+    dimensions = [name for i, name in enumerate(EVALUATOR_DIMENSIONS) if any(row[2 + i] is not None for row in stored)]
+    human = {(uid, model): row for uid, model, row in zip(analytics.summaries["uid"], analytics.summaries["model"],
+                                                          analytics.summaries.to_dict("records"))}
+    by_model: dict[str, list] = {}
+    for row in stored:
+        by_model.setdefault(row[1], []).append(row)
+    rows = []
+    for model in sorted(by_model, key=str):
+        cells = []
+        for dimension in dimensions:
+            i = 2 + EVALUATOR_DIMENSIONS.index(dimension)
+            machine = [row[i] for row in by_model[model] if row[i] is not None]
+            people = [human[row[0], row[1]][dimension] for row in by_model[model] if row[i] is not None
+                      and (row[0], row[1]) in human and not math.isnan(human[row[0], row[1]][dimension])]
+            cells += [sum(machine) / len(machine) if machine else None, sum(people) / len(people) if people else None]
+        rows.append({"summarizer": model, "summaries": len(by_model[model]), "cells": cells})
+    return {"dimensions": dimensions, "rows": rows}
+
+
 def cached_detection(project: Project, source: str) -> DetectionReport:
     key = f"exports:detection:{project.pk}:{source}:{_state(project, source)}"
     return cache.get_or_set(key, lambda: detection_report(project, cached_analytics(project, source),
