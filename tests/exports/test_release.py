@@ -173,6 +173,8 @@ def test_sentence_level_detection_and_the_export_read_the_release_labels(project
                 mine["conciseness"]) == (row["keyfact"], row["keyfact_label"], row["sentence_label"],
                                          row["completeness"], row["conciseness"])
         assert mine["fact_verification_label"] == fv[row["uid"], row["model"]]
+    card = (tmp_path / "release.card.md").read_text()
+    assert "**Labels read: release.** These are the majority labels" in card and "SIMULATED" not in card
     benchmark_file = json.loads((tmp_path / "release.evaluator_benchmark.json").read_text())
     xsum = next(r for r in benchmark_file["summary_level"] if r["evaluator"] == "G-Eval+"
                 and r["dimension"] == "faithfulness" and r["group"] == "XSum")
