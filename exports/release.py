@@ -153,7 +153,9 @@ def _sentences(value, report) -> list[str] | None:
 
 
 def _flags(value, n: int | None, report, what: str) -> list[int] | None:
-    """0/1 labels, one per item (`n` items; None: any number)."""
+    """0/1 labels, one per item (`n` items; None: any number). A missing list is reported as a missing field."""
+    if value is None:
+        return None
     if not isinstance(value, list):
         report(f"must be a list of 0/1 labels, one per {what}")
         return None
@@ -325,7 +327,10 @@ def _merge(key, faithfulness: tuple[int, dict], keyfact: tuple[int, dict], check
     for dimension, name in MACHINE.items():
         for file, line, row in ((FAITHFULNESS_FILE, f_line, f_row), (KEYFACT_FILE, k_line, k_row)):
             if row.get(name) is not None:
-                machine[dimension] = _machine_scores(row[name], reporter(file, line, name))
+                given = _machine_scores(row[name], reporter(file, line, name))
+                if dimension in machine and machine[dimension] != given:
+                    check.add(file, line, name, f"differs from line {f_line} of {FAITHFULNESS_FILE}")
+                machine[dimension] = given
     if len(check.errors) > found:
         return None
     corpus = {name: values[name] for name in ("uid", "doc_id", "source", "domain", "redact_type", "reference",

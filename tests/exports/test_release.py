@@ -247,6 +247,21 @@ def test_bad_release_files_are_refused_with_file_line_and_field_and_nothing_is_w
     assert errors[0].startswith("unisumeval_faithfulness.jsonl, line 5, field 'doc_id': is 300 characters")
 
 
+def test_fields_the_import_does_not_read_are_named(project):
+    faithfulness = changed(FAITHFULNESS, 3, annotator_count=3)
+
+    result = imported(project, faithfulness=faithfulness)
+
+    assert result.ignored_fields == ["annotator_count"] and result.summaries == 16
+
+
+def test_a_missing_label_list_is_reported_once(project):
+    keyfact = rows(KEYFACT)
+    del keyfact[2]["sentence_label"]
+    assert refused(project, keyfact=keyfact) == [
+        "unisumeval_keyfact.jsonl, line 3, field 'sentence_label': missing required field"]
+
+
 def test_a_release_goes_into_a_new_project_only(project, tmp_path):
     imported(project)
     with pytest.raises(DatasetError) as caught:
