@@ -25,6 +25,7 @@ from exports.export import ExportOptions, export_benchmark
 from exports.models import ReleaseLabels
 from exports.release import import_release
 from exports.selectors import label_source
+from exports.tables import evaluator_means
 
 FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "release"
 FAITHFULNESS = FOLDER / "unisumeval_faithfulness.jsonl"
@@ -180,6 +181,20 @@ def test_sentence_level_detection_and_the_export_read_the_release_labels(project
                 and r["dimension"] == "faithfulness" and r["group"] == "XSum")
     pearson = release_script_numbers("G-Eval+", "faithfulness")["XSum"][0]
     assert xsum["summary_pearson"] == round(pearson.statistic, 4)
+
+
+def test_the_page_means_per_summarizer_are_the_means_of_the_file(project):
+    imported(project)
+
+    means = evaluator_means(project, "G-Eval+", project_analytics(project))
+
+    assert means["dimensions"] == ["faithfulness", "completeness", "conciseness"]
+    phi = [row for row in rows(FAITHFULNESS) if row["model"] == "Phi-2"]
+    [row] = [row for row in means["rows"] if row["summarizer"] == "Phi-2"]
+    assert row["summaries"] == 4
+    assert row["cells"][:2] == pytest.approx([
+        np.mean([r["machine_evaluation_results_faithfulness"]["G-Eval+"] for r in phi]),
+        np.mean([r["faithfulness_score"] for r in phi])])
 
 
 def test_the_analytics_page_names_the_release_as_the_label_source(client, project, manager):
