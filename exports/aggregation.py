@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
+from .models import ReleaseLabels
 from .scores import (
     TIE_BREAK,
     completeness,
@@ -26,7 +27,7 @@ from .scores import (
     key_fact_alignment_scores,
     majority_vote,
 )
-from .selectors import analysis_labels
+from .selectors import RELEASE, analysis_labels
 
 RELEASE_FIELDS = (
     "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference", "document",
@@ -60,6 +61,9 @@ def summary_results(project: Project, source: str, *, chunk: int | None = None, 
     """One dict per summary (RELEASE_FIELDS, plus `annotator_labels`/`assistance` on request, plus private
     `_`-prefixed fields for the analytics: `_ai` per sentence and `_fv_votes`)."""
     chunk = chunk or DOCUMENT_CHUNK
+    if source == RELEASE:
+        yield from release_results(project, chunk=chunk, with_text=with_text)
+        return
     names = pseudonyms(project) if annotator_labels else {}
     document_ids = list(Document.objects.filter(project=project).order_by("domain", "uid").values_list("pk", flat=True))
     for start in range(0, len(document_ids), chunk):
@@ -217,6 +221,44 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
                                       for k, (pk, _) in enumerate(human[doc_id])],
             }
         yield row
+
+
+def release_results(project: Project, *, chunk: int = DOCUMENT_CHUNK, with_text: bool = True) -> Iterator[dict]:
+    """The rows of a release's majority labels (exports.release), shaped as summary_results rows: the scores are
+    the release's own, the composite their mean. No AI judgment was shown and no annotator vote is known."""
+    document_ids = list(Document.objects.filter(project=project).order_by("domain", "uid").values_list("pk", flat=True))
+    for start in range(0, len(document_ids), chunk):
+        ids = document_ids[start:start + chunk]
+        candidates = defaultdict(list)
+        for document_id, text in (KeyFact.objects.filter(document_id__in=ids).exclude(origin=KeyFact.Origin.HUMAN)
+                                  .order_by("document_id", "index").values_list("document_id", "text")):
+            candidates[document_id].append(text)
+        sentences = defaultdict(list)
+        for summary_id, text in (SummarySentence.objects.filter(summary__document_id__in=ids)
+                                 .order_by("summary_id", "index").values_list("summary_id", "text")):
+            sentences[summary_id].append(text)
+        labels = (ReleaseLabels.objects.filter(summary__document_id__in=ids).select_related("summary__document")
+                  .order_by("summary__document__domain", "summary__document__uid", "summary__model"))
+        if not with_text:
+            labels = labels.defer("summary__text", "summary__document__text")
+        for row in labels:
+            summary, document = row.summary, row.summary.document
+            n = len(row.fact_verification_label)
+            yield {
+                "uid": document.uid, "doc_id": document.doc_id, "source": document.source, "domain": document.domain,
+                "length": document.length, "input_type": document.input_type, "redact_type": document.redact_type,
+                "model": summary.model, "reference": document.reference,
+                "document": document.text if with_text else None, "summary": summary.text if with_text else None,
+                "sentences": sentences[summary.pk],
+                "fact_verification_label": row.fact_verification_label,
+                "fact_verification_error_type": row.fact_verification_error_type,
+                "faithfulness_score": row.faithfulness_score,
+                "pred_keyfact": candidates[document.pk], "keyfact_validation_label": row.keyfact_validation_label,
+                "keyfact": row.keyfact, "keyfact_label": row.keyfact_label, "completeness": row.completeness,
+                "sentence_label": row.sentence_label, "conciseness": row.conciseness,
+                "composite": composite(row.faithfulness_score, row.completeness, row.conciseness),
+                "_ai": [None] * n, "_fv_votes": [[] for _ in range(n)],
+            }
 
 
 def _alignment(matrix: list[list[bool | None]], n_sentences: int):

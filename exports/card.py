@@ -26,6 +26,14 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
     return lines
 
 
+SOURCE_NOTES = {
+    "simulated": " These labels are SIMULATED (simulate_annotations), not human judgments.",
+    "real+simulated": " These labels are SIMULATED (simulate_annotations), not human judgments.",
+    "release": " These are the majority labels and human scores of a published release (import_release), as it "
+               "published them: there are no annotator-level labels behind them here, so no agreement is computed.",
+}
+
+
 def dataset_card(project: Project, analytics: Analytics, report: AgreementReport, n_rows: int, *,
                  evaluators: dict | None = None) -> str:
     documents = Document.objects.filter(project=project)
@@ -45,9 +53,8 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
     lines = [f"# {project.name}: dataset card", "",
              f"Exported {timezone.now():%Y-%m-%d %H:%M} UTC by finegrain from project `{project.slug}`, following the "
              "UniSumEval annotation protocol.", "",
-             f"**Labels read: {analytics.label_source}.**" + (
-                 " These labels are SIMULATED (simulate_annotations), not human judgments." if
-                 analytics.label_source != "real" else ""), "", "## Counts", "", *_table(["", "count"], counts), "",
+             f"**Labels read: {analytics.label_source}.**" + SOURCE_NOTES.get(analytics.label_source, ""),
+             "", "## Counts", "", *_table(["", "count"], counts), "",
              "## How labels were aggregated", "",
              "- Counted labels only: attention-check answers and the labels of failed submissions are excluded "
              "(attention-check outcomes are exported in a separate file).",

@@ -163,6 +163,8 @@ def _correlate(function, human: Sequence[float | None], evaluator: Sequence[floa
         raise ValueError(f"{len(human)} human scores but {len(evaluator)} evaluator scores.")
     pairs = [(float(x), float(y)) for x, y in zip(human, evaluator) if _is_score(x) and _is_score(y)]
     n = len(pairs)
+    if n == 0:
+        return Correlation(math.nan, math.nan, n, "no summary has both a human and an evaluator score")
     if n < MIN_POINTS:
         return Correlation(math.nan, math.nan, n, f"fewer than {MIN_POINTS} points")
     x, y = np.array(pairs).T

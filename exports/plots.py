@@ -162,7 +162,9 @@ def roc_curves(curves: dict[str, list[tuple[float, float]]], *, size: int = 260,
         drawn.append({"name": name, "cls": f"series-{k % SERIES}",
                       "points": " ".join("{},{}".format(*xy(fpr, tpr)) for fpr, tpr in points),
                       "ly": top + 6 + k * 20, "lty": top + 15 + k * 20})
-    ticks = [{"value": f"{t:.1f}", "x": left + t * size, "y": bottom - t * size} for t in (0, 0.5, 1)]
+    # The y labels sit on their grid lines (baseline 4 px below), not above them, so "0.0" twice reads as two axes.
+    ticks = [{"value": f"{t:.1f}", "x": left + t * size, "y": bottom - t * size, "ty": bottom - t * size + 4}
+             for t in (0, 0.5, 1)]
     return {"width": left + size + 24 + legend_w, "height": bottom + 36, "x0": left, "x_end": left + size,
             "top": top, "bottom": bottom, "series": drawn, "ticks": ticks, "tick_ty": bottom + 14,
             "label_x": left - 6, "axis_title_y": bottom + 30, "mid_x": left + size / 2, "mid_y": top + size / 2,

@@ -8,6 +8,9 @@ The rules, in one place:
   silently. By default the analytics read the real labels; a project that has no real label yet (a pilot) reads
   its simulated ones. `include_simulated=True` reads both, and every report names its source
   ("real", "simulated" or "real+simulated") so a reader always knows.
+- A published release's majority labels (exports.release, label source "release") are read only by a project that
+  has no counted annotator label: a reference project. They are never mixed with annotators' labels, and there are
+  no annotator labels behind them (no agreement can be computed from them).
 
 `evaluators_of` names the automatic evaluators whose scores a project holds.
 """
@@ -23,11 +26,13 @@ from annotation.quality.selectors import counted_labels as quality_counted_label
 from assist.models import EvaluatorScore
 from corpus.models import Document, Project
 
+from .models import ReleaseLabels
+
 # The binary label each task's agreement and majority vote are computed on.
 TASK_FIELD = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
               Task.KEYFACT_ALIGNMENT: "aligned"}
 
-REAL, SIMULATED, BOTH = "real", "simulated", "real+simulated"
+REAL, SIMULATED, BOTH, RELEASE = "real", "simulated", "real+simulated", "release"
 
 
 def counted_labels(project: Project) -> QuerySet[Label]:
@@ -48,6 +53,8 @@ def label_source(project: Project, *, include_simulated: bool = False) -> str:
     counted = counted_labels(project)
     has_real = counted.exclude(annotator__provider=Annotator.Provider.SIMULATED).exists()
     if not has_real:
+        if not counted.exists() and ReleaseLabels.objects.filter(project=project).exists():
+            return RELEASE
         return SIMULATED
     if include_simulated and counted.filter(annotator__provider=Annotator.Provider.SIMULATED).exists():
         return BOTH
@@ -62,6 +69,8 @@ def analysis_labels(project: Project, source: str) -> QuerySet[Label]:
         return labels.filter(annotator__provider=Annotator.Provider.SIMULATED)
     if source == BOTH:
         return labels
+    if source == RELEASE:
+        return labels.none()  # A release publishes majority labels only (exports.models.ReleaseLabels).
     raise ValueError(f"Unknown label source {source!r}")
 
 

@@ -14,6 +14,7 @@ from corpus.models import Project
 from .analytics import Analytics, project_analytics
 from .evaluators import DIMENSIONS as EVALUATOR_DIMENSIONS
 from .evaluators import DetectionReport, benchmark, detection_report
+from .models import ReleaseLabels
 from .report import AgreementReport, agreement_report
 from .selectors import analysis_labels, evaluators_of
 
@@ -23,10 +24,12 @@ CACHE_SECONDS = 3600
 
 
 def _state(project: Project, source: str) -> str:
-    """Changes whenever a counted label, a grade or an evaluator score changes: the cache key's version."""
+    """Changes whenever a counted label, a grade, an evaluator score or a release's labels change: the cache key's
+    version."""
     labels = analysis_labels(project, source).aggregate(n=Count("pk"), last=Max("updated_at"))
     scores = EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("updated"))
-    state = f"{labels['n']}-{labels['last']}-{scores['n']}-{scores['last']}"
+    release = ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("imported"))
+    state = f"{labels['n']}-{labels['last']}-{scores['n']}-{scores['last']}-{release['n']}-{release['last']}"
     return hashlib.sha256(state.encode()).hexdigest()[:16]
 
 
@@ -87,6 +90,30 @@ def evaluator_rows(project: Project, source: str, evaluator: str, analytics: Ana
                          "system_p": _clean(system.p_value), "system_n": system.n,
                          "note": pearson.reason or system.reason})
     return rows
+
+
+def evaluator_means(project: Project, evaluator: str, analytics: Analytics) -> dict:
+    """Per summarizer, the evaluator's mean score per dimension it gives, beside the human mean of the same
+    summaries: what the system-level correlation ranks, and all there is to read before any human label."""
+    stored = list(EvaluatorScore.objects.filter(project=project, evaluator=evaluator, status=EvaluatorScore.Status.OK)
+                  .values_list("summary__document__uid", "summary__model", *EVALUATOR_DIMENSIONS))
+    dimensions = [name for i, name in enumerate(EVALUATOR_DIMENSIONS) if any(row[2 + i] is not None for row in stored)]
+    human = {(uid, model): row for uid, model, row in zip(analytics.summaries["uid"], analytics.summaries["model"],
+                                                          analytics.summaries.to_dict("records"))}
+    by_model: dict[str, list] = {}
+    for row in stored:
+        by_model.setdefault(row[1], []).append(row)
+    rows = []
+    for model in sorted(by_model, key=str):
+        cells = []
+        for dimension in dimensions:
+            i = 2 + EVALUATOR_DIMENSIONS.index(dimension)
+            machine = [row[i] for row in by_model[model] if row[i] is not None]
+            people = [human[row[0], row[1]][dimension] for row in by_model[model] if row[i] is not None
+                      and (row[0], row[1]) in human and not math.isnan(human[row[0], row[1]][dimension])]
+            cells += [sum(machine) / len(machine) if machine else None, sum(people) / len(people) if people else None]
+        rows.append({"summarizer": model, "summaries": len(by_model[model]), "cells": cells})
+    return {"dimensions": dimensions, "rows": rows}
 
 
 def cached_detection(project: Project, source: str) -> DetectionReport:

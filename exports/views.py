@@ -38,6 +38,7 @@ from .tables import (
     cached_report,
     combination_rows,
     detection_rows,
+    evaluator_means,
     evaluator_rows,
     progress_series,
     table_rows,
@@ -92,15 +93,18 @@ def _evaluator_context(project, source: str, names: list[str]) -> dict:
     detection = cached_detection(project, source)
     single = list(detection.single)
     # SBERTScore paper, figure 1: the diagonal is each evaluator alone, above it OR, below it AND.
-    matrix = [[_fmt(_nan(detection.single[a].balanced_accuracy)) if a == b else
-               _fmt(detection.combined[(a, b) if a < b else (b, a)]["or" if i < j else "and"].balanced_accuracy)
-               for j, b in enumerate(single)] for i, a in enumerate(single)]
+    matrix = [[_combination_cell(detection, a, b, i, j) for j, b in enumerate(single)] for i, a in enumerate(single)]
     config = backend_config()
+    analytics = cached_analytics(project, source)
     return {
         "evaluator_tables": [{"name": name, "overall": [row for row in rows[name] if row["group_by"] == "overall"],
-                              "groups": [row for row in rows[name] if row["group_by"] != "overall"]}
+                              "groups": [row for row in rows[name] if row["group_by"] != "overall"],
+                              "means": evaluator_means(project, name, analytics)}
                              for name in names],
-        "evaluator_chart": plots.intervals(points, low=-1.0, high=1.0) if points else None,
+        "human_scores": analytics.has_scores,
+        # Without a single defined correlation the chart would be a column of "undefined": the tables say why.
+        "evaluator_chart": plots.intervals(points, low=-1.0, high=1.0)
+        if any(not math.isnan(point["value"]) for point in points) else None,
         "detection": detection, "detection_rows": detection_rows(detection),
         "combination_rows": combination_rows(detection), "combination_matrix": list(zip(single, matrix)),
         "combination_names": single,
@@ -110,6 +114,17 @@ def _evaluator_context(project, source: str, names: list[str]) -> dict:
         "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
         "evaluator_jobs": project.jobs.filter(kind=Job.Kind.EVALUATOR)[:5],
     }
+
+
+def _combination_cell(detection, a: str, b: str, i: int, j: int) -> dict:
+    if a == b:
+        return {"text": _fmt(detection.single[a].balanced_accuracy), "diagonal": True,
+                "title": f"{a} alone: balanced accuracy on the test half"}
+    rule = "or" if i < j else "and"
+    result = detection.combined[(a, b) if a < b else (b, a)][rule]
+    meaning = ("consistent when at least one says so" if rule == "or" else "consistent only when both say so")
+    return {"text": _fmt(result.balanced_accuracy), "diagonal": False,
+            "title": f"{a} {rule.upper()} {b} ({meaning}): balanced accuracy on {result.n_test} test sentences"}
 
 
 def _nan(value) -> float:

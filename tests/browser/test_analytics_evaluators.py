@@ -11,12 +11,22 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
     call_command("load_demo", "--password", "pw-demo-123", verbosity=0)
     call_command("run_evaluator", "--project", "demo", "--evaluator", "sbertscore", verbosity=0)
-    call_command("simulate_annotations", "--project", "demo", verbosity=0)  # the demo has no human labels
     log_in(page, live_server, "manager", "pw-demo-123")
 
+    # The demo has no human labels: the evaluator's own means per summarizer, and why nothing is correlated.
     page.goto(f"{live_server.url}/projects/demo/analytics/#evaluators")
-
     section = page.locator("section#evaluators")
+    assert "No human scores yet, so nothing to correlate" in section.inner_text()
+    means = section.locator("table.evaluator-means tbody tr")
+    assert means.count() == 3  # the demo's three summarizers
+    cells = means.first.locator("td")
+    assert cells.nth(1).inner_text() == "6" and 0 < float(cells.nth(2).inner_text()) <= 1  # six summaries; precision
+    assert section.locator("table.evaluator-table").count() == 0 and section.locator("svg.chart").count() == 0
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    section.screenshot(path=page_path("analytics-evaluators-before-labels.png"))
+
+    call_command("simulate_annotations", "--project", "demo", verbosity=0)
+    page.reload()  # goto to the same address and fragment would not load the page again
     table = section.locator("table.evaluator-table")
     assert table.locator("tbody tr").count() == 3  # faithfulness, completeness, composite
     assert table.locator("tbody tr").first.inner_text().startswith("faithfulness\tprecision")
@@ -27,6 +37,9 @@ def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
     roc_auc = detection.locator("td").nth(5).inner_text()
     assert section.locator("svg.chart").count() == (1 if roc_auc == "—" else 2)
     assert "Documents split 50/50 at random (seed 0)" in section.inner_text()
+    ticks = section.locator("svg.chart").first.locator("text.axis-label[text-anchor=middle]").evaluate_all(
+        "texts => texts.map(text => text.textContent)")  # SVG text has no innerText
+    assert ticks == ["-1.0", "-0.5", "0.0", "0.5", "1.0"]
     section.scroll_into_view_if_needed()
     screenshot(page, "analytics-evaluators.png")
     section.screenshot(path=page_path("analytics-evaluators-section.png"))

@@ -4,6 +4,7 @@ numbers. Everyone but the project's managers is refused."""
 import csv
 import io
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -130,7 +131,14 @@ def test_two_evaluators_are_combined_and_the_export_carries_the_same_numbers(cli
     assert [(row["first"], row["second"], row["rule"]) for row in combinations] == [
         ("sbertscore", "sbertscore-copy", "AND"), ("sbertscore", "sbertscore-copy", "OR")]
     html = client.get(reverse("exports_analytics", args=[piloted.slug])).content.decode()
-    assert 'class="grid compact combination-table"' in html
+    assert 'class="grid compact fit combination-table"' in html
+    # Figure 1's layout: above the diagonal OR, below it AND, each cell naming its rule.
+    by_rule = {row["rule"]: row["balanced_accuracy"] for row in combinations}
+    for rule, mark in (("OR", "sbertscore OR sbertscore-copy"), ("AND", "sbertscore-copy AND sbertscore")):
+        cell = re.search(rf'<td class="num" title="{mark} \(consistent[^"]*">([^<]*)</td>', html)
+        # The page rounds the value to 3 decimals, the CSV to 4.
+        assert float(cell[1]) == pytest.approx(float(by_rule[rule]), abs=0.0006)
+    assert html.count('class="num diagonal"') == 2
 
     result = export_benchmark(project=piloted, out=tmp_path / "out.jsonl", options=ExportOptions(tables="csv"))
     names = [path.name for path in result.files]
