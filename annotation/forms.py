@@ -3,6 +3,8 @@ import re
 from django import forms
 from django.conf import settings
 
+from assist.config import ConfigError
+from assist.embeddings import resolve_model_path
 from corpus.models import Project
 
 
@@ -47,6 +49,7 @@ SETTING_GROUPS = [
      ["min_approval_rate", "min_approved_hits", "worker_locales"]),
     ("Review", "Adjudicated labels are always kept apart from the annotators' labels and exported as their own "
      "fields.", ["adjudication_in_aggregation"]),
+    ("Automatic evaluators", "The sentence-embedding model of SBERTScore and FactSim runs.", ["evaluator_model"]),
     ("Offline AI labeler", "", ["offline_threshold"]),
 ]
 
@@ -102,6 +105,24 @@ class ProjectSettingsForm(forms.ModelForm):
                                  "labels).",
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        allowed = [("", "The deployment's model (FINEGRAIN_EMBEDDING_MODEL, else all-MiniLM-L6-v2)")]
+        allowed += [(path, path) for path in settings.FINEGRAIN_EVALUATOR_MODELS]
+        self.fields["evaluator_model"] = forms.ChoiceField(
+            choices=allowed, required=False, label="Sentence-embedding model",
+            help_text="The models the operator allows (FINEGRAIN_EVALUATOR_MODELS). A new run scores with it; "
+                      "earlier scores keep the model they name.")
+
+    def clean_evaluator_model(self):
+        chosen = self.cleaned_data["evaluator_model"]
+        if chosen:
+            try:
+                resolve_model_path(chosen)
+            except ConfigError as problem:
+                raise forms.ValidationError(str(problem)) from None
+        return chosen
 
     def clean_worker_locales(self):
         codes = [code.strip().upper() for code in self.cleaned_data["worker_locales"].split(",") if code.strip()]

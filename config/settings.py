@@ -267,6 +267,9 @@ FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1
 # --- AI assistance (assist/). The defaults are written once, in assist.config (its modules also run without Django,
 # reading the environment themselves); under Django they read these settings only.
 FINEGRAIN_EMBEDDING_MODEL = env("FINEGRAIN_EMBEDDING_MODEL", assist_defaults.embedding_model)
+# Other local sentence-transformers model directories a manager may choose for a project's evaluators (SBERTScore,
+# FactSim): the operator lists them, since a page must never name a path on the server.
+FINEGRAIN_EVALUATOR_MODELS = envlist("FINEGRAIN_EVALUATOR_MODELS", [])
 FINEGRAIN_LLM_BACKEND = env("FINEGRAIN_LLM_BACKEND", assist_defaults.llm_backend)
 FINEGRAIN_OPENAI_BASE_URL = env("FINEGRAIN_OPENAI_BASE_URL", assist_defaults.openai_base_url)
 FINEGRAIN_OPENAI_API_KEY = env("FINEGRAIN_OPENAI_API_KEY", assist_defaults.openai_api_key)

@@ -39,7 +39,9 @@ class RunReport:
 
 def evaluator_job_create(*, project: Project, evaluator: str, backend: str = "", model_path: str = "",
                          user=None) -> Job:
-    """The Job row of a run; raises assist.config.ConfigError for an unknown evaluator or an unusable backend."""
+    """The Job row of a run; raises assist.config.ConfigError for an unknown evaluator or an unusable backend. The
+    model is `model_path`, else the project's evaluator model, else the deployment's."""
+    model_path = model_path or project.evaluator_model
     identity = build_evaluator(evaluator, backend=backend or None, model_path=model_path or None).identity()
     return Job.objects.create(
         project=project, kind=Job.Kind.EVALUATOR, status=Job.Status.RUNNING, total=project.documents.count(),

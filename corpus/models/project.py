@@ -75,6 +75,9 @@ class Project(models.Model):
     screening_attempts = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
     # Review: a reviewer's adjudicated label replaces the annotators' majority in the scores only where the project
     # says so; it is always kept apart from the annotators' labels and exported as its own field.
+    # The sentence-transformers model of the project's SBERTScore and FactSim runs: one of the directories the
+    # operator allows (FINEGRAIN_EVALUATOR_MODELS); empty: FINEGRAIN_EMBEDDING_MODEL, else the bundled model.
+    evaluator_model = models.CharField(max_length=500, blank=True, default="")
     adjudication_in_aggregation = models.BooleanField(
         default=False, help_text="Where a reviewer adjudicated a unit, its scores use the adjudicated label instead "
                                  "of the annotators' majority")

@@ -101,3 +101,23 @@ def test_the_cost_preview_shows_before_and_after_and_saves_nothing(client, corpu
     assert f"<td class=\"num\">{fv * 3} → {fv * 4}</td>" in page
     corpus.refresh_from_db()
     assert (corpus.hourly_wage_usd, corpus.annotators_per_unit) == (Decimal("10.88"), 3)
+
+
+def test_the_evaluator_model_is_one_the_operator_allows_and_the_next_run_uses_it(client, corpus, manager, settings,
+                                                                                  tmp_path):
+    from assist.embeddings import bundled_model_path
+    from assist.evaluators.runs import evaluator_job_create
+
+    allowed, broken = str(bundled_model_path()), str(tmp_path)
+    settings.FINEGRAIN_EVALUATOR_MODELS = [allowed, broken]
+    client.force_login(manager)
+    response = client.post(url(corpus), posted(corpus, evaluator_model="/etc"))
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    response = client.post(url(corpus), posted(corpus, evaluator_model=broken))
+    assert response.status_code == 400 and "is not a local sentence-transformers model directory" in \
+        response.content.decode()
+    assert client.post(url(corpus), posted(corpus, evaluator_model=allowed)).status_code == 302
+    corpus.refresh_from_db()
+    assert corpus.evaluator_model == allowed
+    job = evaluator_job_create(project=corpus, evaluator="sbertscore")
+    assert job.result["model_path"] == allowed
