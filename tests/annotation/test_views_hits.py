@@ -248,8 +248,9 @@ def test_the_ka_page_pairs_every_keyfact_with_every_sentence(client, corpus, ann
     assignment = reserve_for(annotator, corpus, "ka", document__uid="t-dial-1", summary__model="m-bad")
     client.force_login(annotator)
     html = client.get(page_url(assignment)).content.decode()
-    assert "Key-fact 1" in html and "A table for two is booked." in html
-    assert "Sentence 1" in html and "Sentence 2" in html and 'name="u1-aligned"' in html
+    assert '<table class="ka-matrix" id="ka-matrix">' in html and "A table for two is booked." in html
+    assert '<span class="tag">S1</span>' in html and '<span class="tag">S2</span>' in html
+    assert "Key-fact 1, sentence 1" in html and "Key-fact 1, sentence 2" in html and 'name="u1-aligned"' in html
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
     response = client.post(answer_url(assignment, 1), {"u1-aligned": "no"})
     assert response.status_code == 200 and Label.objects.get().aligned is False
