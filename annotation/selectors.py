@@ -238,7 +238,7 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
     units = units.annotate(majority=ExpressionWrapper(majority, output_field=FloatField()))
     if most_agreement is not None:
         units = units.filter(majority__lte=most_agreement)
-    return (units.select_related("hit__document", "hit__summary", "hit__project", "adjudication",
+    return (units.select_related("hit__document", "hit__summary", "hit__project", "adjudication__reviewer",
                                  "summary_sentence", "keyfact")
             .order_by("majority", "hit__position", "position"))
 

@@ -55,7 +55,7 @@ def _queue_documents(job: Job) -> None:
     job.save(update_fields=["result"])
     job.begin(total=len(document_ids))
     if not document_ids:
-        job_finish_if_complete(job.pk)
+        Job.finish_if_complete(job.pk)
     for document_id in document_ids:
         assist_document_task.delay(job.pk, document_id)
 
@@ -75,7 +75,7 @@ def job_run_document(job_id: int, document_id: int) -> None:
         job_record(job_id, report)
     finally:
         Job.objects.filter(pk=job_id).update(progress=F("progress") + 1, message=f"{document.uid} done")
-        job_finish_if_complete(job_id)
+        Job.finish_if_complete(job_id)
 
 
 @transaction.atomic
@@ -91,17 +91,3 @@ def job_record(job_id: int, report: StepReport, error: str = "") -> None:
     if error:
         result["errors"].append(error)
     job.save(update_fields=["result"])
-
-
-def job_finish_if_complete(job_id: int) -> None:
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job_id)
-        if job.is_finished or job.progress < job.total:
-            return
-        job.finished = timezone.now()
-        if job.result.get("errors"):
-            job.status = Job.Status.FAILED
-            job.error = "\n".join(job.result["errors"])
-        else:
-            job.status = Job.Status.DONE
-        job.save(update_fields=["status", "finished", "error"])

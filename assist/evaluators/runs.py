@@ -62,7 +62,7 @@ def evaluator_run_start(*, project: Project, evaluator: str, backend: str = "", 
                                user=user)
     document_ids = list(project.documents.values_list("pk", flat=True))
     if not document_ids:
-        job_finish_if_complete(job.pk)
+        Job.finish_if_complete(job.pk)
 
     def queue():
         for document_id in document_ids:
@@ -90,7 +90,7 @@ def evaluator_run_document(job_id: int, document_id: int) -> None:
         job_record(job_id, report)
     finally:
         Job.objects.filter(pk=job_id).update(progress=F("progress") + 1, message=f"{document.uid} done")
-        job_finish_if_complete(job_id)
+        Job.finish_if_complete(job_id)
 
 
 def keyfacts_for(document: Document) -> tuple[list[str], str]:
@@ -217,17 +217,3 @@ def job_record(job_id: int, report: RunReport, error: str = "") -> None:
     if error:
         result["errors"].append(error)
     job.save(update_fields=["result"])
-
-
-def job_finish_if_complete(job_id: int) -> None:
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job_id)
-        if job.is_finished or job.progress < job.total:
-            return
-        job.finished = timezone.now()
-        if job.result.get("errors"):
-            job.status = Job.Status.FAILED
-            job.error = "\n".join(job.result["errors"])
-        else:
-            job.status = Job.Status.DONE
-        job.save(update_fields=["status", "finished", "error"])

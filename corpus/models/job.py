@@ -131,6 +131,22 @@ class Job(models.Model):
         # An UPDATE with F() so that parallel per-document tasks never overwrite each other's progress.
         Job.objects.filter(pk=self.pk).update(progress=models.F("progress") + step, message=message[:300])
 
+    @classmethod
+    def finish_if_complete(cls, pk: int) -> None:
+        """For work split into parallel tasks (one per document): the task that brings progress to the total ends
+        the row, failed if any task recorded an error in `result["errors"]`."""
+        with transaction.atomic():
+            job = cls.objects.select_for_update().get(pk=pk)
+            if job.is_finished or job.progress < job.total:
+                return
+            job.finished = timezone.now()
+            if job.result.get("errors"):
+                job.status = cls.Status.FAILED
+                job.error = "\n".join(job.result["errors"])
+            else:
+                job.status = cls.Status.DONE
+            job.save(update_fields=["status", "finished", "error"])
+
     def reporter(self, message: str = "", every: float = 1.0) -> "ProgressReporter":
         """A `progress(step)` callable for long loops: it writes to the row at most once every `every` seconds."""
         return ProgressReporter(self, message, every)
