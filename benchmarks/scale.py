@@ -1,7 +1,9 @@
 """The scale benchmark: what a manager waits for, at UniSumEval scale and multiples of it.
 
     python -m benchmarks.scale generate --scale 1          # benchmarks/out/scale-1x.jsonl
-    python -m benchmarks.scale run --scale 1 [--engines sqlite,postgres] [--before REF] [--no-simulate]
+    python -m benchmarks.scale run --scale 1,10 [--engines sqlite,postgres] [--before REF] [--no-simulate]
+                                   [--mapping] [--parallel] --out benchmarks/out/scale.jsonl
+    python -m benchmarks.scale table benchmarks/out/scale.jsonl     # the RESULTS.md table, scales side by side
 
 Data (`generate`): benchmarks/synthetic.py's generator, 25 x scale documents per domain, 9 summarizers each. 1x is
 UniSumEval's size: 225 documents, 2,025 summaries (2 to 6 sentences each), 9 to 15 candidate key-facts per document,
@@ -12,8 +14,12 @@ import; building the HITs of each task with attention checks at 20% (KV; the KV 
 so that key-facts settle; FV; KA); with --before REF (default: where this branch left main), the same builds
 with that commit's code on a copy of the database taken right after the import, side by side, and whether both
 builds made the same HITs, units and checks (HIT ids made deterministic in both); the FV and KA labels of the same
-simulated annotators; the full export (annotator labels, assistance, checks, parquet tables, card); the pages a
-manager opens, read as a manager with Django's test client (time and response size). One JSON line per step.
+simulated annotators; the agreement report (3 tasks x their breakdowns, 1,000 bootstrap resamples each); the full
+export (annotator labels, assistance, checks, parquet tables, card); the pages a manager opens, read as a manager
+with Django's test client (time and response size). With --mapping, the contextual mapping of every document
+(the embedding model on the CPU: ~2 minutes per 10,000 sentences on this machine kind) runs after the import.
+One JSON line per step. --parallel runs the engines at the same time (each step is one process: two engines keep
+the two cores busy), which halves the wall time and adds noise to both.
 
 PostgreSQL: --pg-url names the database (dropped and re-created); the copy is the same name + "_before".
 """
@@ -24,7 +30,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +70,18 @@ if step == "import":
     import_dataset(project=project, data=open(args["data"], "rb").read(), filename=os.path.basename(args["data"]))
     from corpus.models import Summary, Document
     out.update(documents=Document.objects.count(), summaries=Summary.objects.count())
+elif step == "mapping":
+    from assist.pipeline import assist_document
+    from corpus.models import Document
+    documents = 0
+    for document in Document.objects.filter(project__slug=args["slug"]).order_by("pk").iterator():
+        assist_document(document, steps=("mapping",))
+        documents += 1
+    out.update(documents=documents)
+elif step == "agreement":
+    from exports.report import agreement_report
+    report = agreement_report(Project.objects.get(slug=args["slug"]), include_simulated=True)
+    out.update(rows=len(report.rows))
 elif step == "build":
     from annotation.services.hits import build_hits
     deterministic_ids(f"scale-{args['task']}")
@@ -199,77 +219,160 @@ def checkout(ref: str, into: Path) -> Path:
     return into
 
 
-def run(scale: float, engines: list[str], before: str | None, pg_url: str, simulate: bool) -> list[dict]:
-    data = generate(scale)
+def run(scales: list[float], engines: list[str], before: str | None, pg_url: str, *, simulate: bool,
+        mapping: bool, parallel: bool, out: Path | None) -> list[dict]:
     lines = []
+    lock = threading.Lock()
 
     def emit(line: dict) -> dict:
-        line = {"scale": scale, **line}
-        print(json.dumps(line), flush=True)
-        lines.append(line)
+        with lock:
+            print(json.dumps(line), flush=True)
+            lines.append(line)
+            if out:
+                with out.open("a") as file:
+                    file.write(json.dumps(line) + "\n")
         return line
 
     with tempfile.TemporaryDirectory(prefix="fg-scale-") as temporary:
         work = Path(temporary)
+        old_code = None
         if before:
             (work / "before").mkdir()
-        old_code = checkout(before, work / "before") if before else None
-        for name in engines:
-            engine = Engine(name, pg_url, work)
-            engine.fresh()
-            emit({"engine": name, **child(ROOT, engine.url(), work, "import", slug=SLUG, rate=CHECK_RATE,
-                                          data=str(data))})
-            if old_code:
-                engine.copy()
-            for task in ("kv", "fv", "ka"):
-                after = emit({"engine": name, "code": "after", **child(ROOT, engine.url(), work, "build", slug=SLUG,
-                                                                        task=task)})
-                if old_code:
-                    old = emit({"engine": name, "code": "before", **child(
-                        old_code, engine.url(copy=True), work, "build", slug=SLUG, task=task)})
-                    same = [child(ROOT, url, work, "layout", slug=SLUG, task=task)
-                            for url in (engine.url(), engine.url(copy=True))]
-                    emit({"engine": name, "step": "compare", "task": task,
-                          "ratio_before_after": round(old["seconds"] / max(after["seconds"], 1e-9), 1),
-                          "same_layout": same[0]["sha256"] == same[1]["sha256"], "units": same[0]["units"]})
-                if task == "kv":  # Key-facts settle on KV labels; KA HITs exist only then.
-                    for url in [engine.url()] + ([engine.url(copy=True)] if old_code else []):
-                        line = child(ROOT, url, work, "simulate", slug=SLUG, tasks=["kv"])
-                    emit({"engine": name, **line})
-            if simulate:
-                emit({"engine": name, **child(ROOT, engine.url(), work, "simulate", slug=SLUG, tasks=["fv", "ka"])})
-            emit({"engine": name, **child(ROOT, engine.url(), work, "export", slug=SLUG)})
-            emit({"engine": name, **child(ROOT, engine.url(), work, "pages", slug=SLUG)})
+            old_code = checkout(before, work / "before")
+
+        def one_engine(name: str) -> None:
+            (work / name).mkdir()
+            for scale in scales:
+                run_engine(Engine(name, pg_url, work / name), scale, generate(scale), old_code, simulate=simulate,
+                           mapping=mapping, emit=lambda line, scale=scale: emit({"scale": scale, **line}))
+
+        if parallel:
+            with ThreadPoolExecutor(len(engines)) as pool:
+                list(pool.map(one_engine, engines))
+        else:
+            for name in engines:
+                one_engine(name)
     return lines
+
+
+def run_engine(engine: Engine, scale: float, data: Path, old_code: Path | None, *, simulate: bool, mapping: bool,
+               emit) -> None:
+    name, work = engine.name, engine.work
+    engine.fresh()
+    emit({"engine": name, **child(ROOT, engine.url(), work, "import", slug=SLUG, rate=CHECK_RATE, data=str(data))})
+    if mapping:
+        emit({"engine": name, **child(ROOT, engine.url(), work, "mapping", slug=SLUG)})
+    if old_code:
+        engine.copy()
+    for task in ("kv", "fv", "ka"):
+        after = emit({"engine": name, "code": "after", **child(ROOT, engine.url(), work, "build", slug=SLUG,
+                                                                task=task)})
+        if old_code:
+            old = emit({"engine": name, "code": "before", **child(
+                old_code, engine.url(copy=True), work, "build", slug=SLUG, task=task)})
+            same = [child(ROOT, url, work, "layout", slug=SLUG, task=task)
+                    for url in (engine.url(), engine.url(copy=True))]
+            emit({"engine": name, "step": "compare", "task": task,
+                  "ratio_before_after": round(old["seconds"] / max(after["seconds"], 1e-9), 1),
+                  "same_layout": same[0]["sha256"] == same[1]["sha256"], "units": same[0]["units"]})
+        if task == "kv":  # Key-facts settle on KV labels; KA HITs exist only then.
+            for url in [engine.url()] + ([engine.url(copy=True)] if old_code else []):
+                line = child(ROOT, url, work, "simulate", slug=SLUG, tasks=["kv"])
+            emit({"engine": name, **line})
+    if simulate:
+        emit({"engine": name, **child(ROOT, engine.url(), work, "simulate", slug=SLUG, tasks=["fv", "ka"])})
+        emit({"engine": name, **child(ROOT, engine.url(), work, "agreement", slug=SLUG)})
+    emit({"engine": name, **child(ROOT, engine.url(), work, "export", slug=SLUG)})
+    emit({"engine": name, **child(ROOT, engine.url(), work, "pages", slug=SLUG)})
+
+
+STEP_NAMES = {"import": "import", "mapping": "contextual mapping", "build": "build {task} HITs with checks",
+              "simulate": "{tasks} labels, 3 simulated annotators", "agreement": "agreement report",
+              "export": "full export"}
+PAGE_NAMES = {"project_detail": "project page", "progress": "progress page", "hit_list": "HIT list",
+              "quality_dashboard": "quality dashboard", "exports_analytics": "analytics page"}
+
+
+def table(paths: list[Path]) -> str:
+    """The RESULTS.md table: one row per step, the scales side by side for each engine, and the growth from the
+    smallest scale to the largest (time ratio; linear growth at 10x reads ~10)."""
+    lines = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
+    lines = [line for line in lines if line.get("code", "after") == "after" and line["step"] != "compare"]
+    scales = sorted({line["scale"] for line in lines})
+    engines = [engine for engine in ("sqlite", "postgres") if any(line["engine"] == engine for line in lines)]
+    cells: dict[tuple[str, str, float], str] = {}
+    seconds: dict[tuple[str, str, float], float] = {}
+    order: list[str] = []
+
+    def put(row: str, engine: str, scale: float, value: float, extra: str) -> None:
+        if row not in order:
+            order.append(row)
+        cells[(row, engine, scale)] = f"{value:,.2f} s{extra}"
+        seconds[(row, engine, scale)] = value
+
+    for line in lines:
+        if line["step"] == "pages":
+            for page, figures in line["pages"].items():
+                put(PAGE_NAMES.get(page, page), line["engine"], line["scale"], figures["seconds"],
+                    f", {figures['kb']:,.0f} KB")
+            continue
+        row = STEP_NAMES.get(line["step"], line["step"]).format(
+            task=line.get("task", "").upper(), tasks="+".join(line.get("tasks", [])).upper())
+        put(row, line["engine"], line["scale"], line["seconds"], f", {line['peak_rss_mb']:,.0f} MB")
+    label = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+    header = ["step"] + [f"{label[engine]} {scale:g}x" for engine in engines for scale in scales]
+    if len(scales) > 1:
+        header += [f"{label[engine]} {scales[-1] / scales[0]:g}x growth" for engine in engines]
+    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for row in order:
+        values = [cells.get((row, engine, scale), "") for engine in engines for scale in scales]
+        if len(scales) > 1:
+            for engine in engines:
+                low, high = seconds.get((row, engine, scales[0])), seconds.get((row, engine, scales[-1]))
+                values.append(f"{high / low:.1f}" if low and high else "")
+        out.append("| " + " | ".join([row, *values]) + " |")
+    return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["generate", "run"])
-    parser.add_argument("--scale", type=float, default=1.0, help="1 = UniSumEval (225 documents), 10 = 2,250")
+    parser.add_argument("command", choices=["generate", "run", "table"])
+    parser.add_argument("files", nargs="*", type=Path, help="table: the JSON lines of runs")
+    parser.add_argument("--scale", default="1", help="1 = UniSumEval (225 documents), 10 = 2,250; several: 1,10")
     parser.add_argument("--engines", default="sqlite,postgres")
     parser.add_argument("--before", default=None,
                         help="git ref whose builds run side by side (default: where this branch left main; '' none)")
     parser.add_argument("--pg-url", default=os.environ.get("SCALE_PG_URL",
                                                            "postgres://postgres@127.0.0.1:5432/finegrain_scale_bench"))
     parser.add_argument("--no-simulate", action="store_true", help="skip the FV and KA labels before the export")
-    parser.add_argument("--out", type=Path, help="also write the JSON lines here")
+    parser.add_argument("--mapping", action="store_true", help="run the contextual mapping after the import")
+    parser.add_argument("--parallel", action="store_true", help="run the engines at the same time")
+    parser.add_argument("--out", type=Path, help="also append the JSON lines here")
     args = parser.parse_args()
-    if args.scale <= 0:
+    if args.command == "table":
+        if not args.files:
+            parser.error("table needs the JSON lines files of runs")
+        print(table(args.files))
+        return
+    try:
+        scales = [float(scale) for scale in args.scale.split(",")]
+    except ValueError:
+        parser.error(f"--scale takes numbers separated by commas, not {args.scale!r}")
+    if not scales or any(scale <= 0 for scale in scales):
         parser.error("--scale must be positive")
     engines = [name for name in args.engines.split(",") if name]
     if unknown := set(engines) - {"sqlite", "postgres"}:
         parser.error(f"unknown engine(s) {sorted(unknown)}: use sqlite, postgres")
     if args.command == "generate":
-        print(generate(args.scale))
+        for scale in scales:
+            print(generate(scale))
         return
     before = args.before
     if before is None:
         before = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=ROOT, check=True, capture_output=True,
                                 text=True).stdout.strip()
-    lines = run(args.scale, engines, before or None, args.pg_url, not args.no_simulate)
-    if args.out:
-        args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run(scales, engines, before or None, args.pg_url, simulate=not args.no_simulate, mapping=args.mapping,
+        parallel=args.parallel, out=args.out)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ pre-labeler. Production sets DATABASE_URL, CELERY_BROKER_URL,
 SECRET_KEY, ALLOWED_HOSTS and FINEGRAIN_HTTPS (deploy/env.example lists every variable).
 """
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -263,6 +264,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- The protocol and its limits
 FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
 FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+# Processes that split an import's texts into sentences (the splitter is pure Python: one core splits ~140,000
+# words a second); 1 splits in the importing process.
+FINEGRAIN_SEGMENT_PROCESSES = envint("FINEGRAIN_SEGMENT_PROCESSES", os.cpu_count() or 1)
 
 # --- AI assistance (assist/). The defaults are written once, in assist.config (its modules also run without Django,
 # reading the environment themselves); under Django they read these settings only.

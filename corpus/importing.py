@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from corpus.bulk import insert_rows
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from corpus.segmentation import dialogue_turns, segment_document, segment_summary
+from corpus.segmentation import Texts, dialogue_turns, segment_all
 from corpus.storable_text import unstorable
 
 REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
@@ -383,17 +384,25 @@ def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress) -
     """Split what is not stored yet into sentences: the new documents and the new summaries."""
     stored_documents = stored.get("documents", {})
     stored_summaries = stored.get("summaries", {})
-    segmented = Segmented()
+    work, keys = [], []
     for uid, planned in documents.items():
         document = stored_documents.get(uid)
-        if document is None:
-            dialogue = planned.values["input_type"] == Document.InputType.DIALOGUE
-            segmented.documents[uid] = segment_document(planned.values["document"], dialogue=dialogue)
-        for model, (_line, text, given_sentences) in planned.summaries.items():
-            if document is not None and (document.pk, model) in stored_summaries:
-                continue
-            segmented.summaries[(uid, model)] = (given_sentences if given_sentences is not None
-                                                 else segment_summary(text))
+        models = [model for model, (_line, _text, given) in planned.summaries.items()
+                  if given is None and (document is None or (document.pk, model) not in stored_summaries)]
+        work.append(Texts(document=planned.values["document"] if document is None else None,
+                          dialogue=planned.values["input_type"] == Document.InputType.DIALOGUE,
+                          summaries=tuple(planned.summaries[model][1] for model in models)))
+        keys.append((uid, models))
+    segmented = Segmented()
+    for (uid, models), (sentences, summaries) in zip(keys, segment_all(work, settings.FINEGRAIN_SEGMENT_PROCESSES)):
+        if sentences is not None:
+            segmented.documents[uid] = sentences
+        segmented.summaries.update({(uid, model): pieces for model, pieces in zip(models, summaries)})
+        document = stored_documents.get(uid)
+        # Summaries that came with their sentences are not split again.
+        for model, (_line, _text, given) in documents[uid].summaries.items():
+            if given is not None and (document is None or (document.pk, model) not in stored_summaries):
+                segmented.summaries[(uid, model)] = given
         if progress:
             progress(1)
     return segmented
@@ -427,12 +436,9 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
     result.documents_created = len(new_documents)
     by_uid = {**stored_documents, **{document.uid: document for document in new_documents}}
 
-    sentences = []
-    for document in new_documents:
-        for sentence in segmented.documents[document.uid]:
-            sentences.append(DocumentSentence(document=document, index=sentence.index, text=sentence.text,
-                                              turn=sentence.turn, speaker=sentence.speaker))
-    DocumentSentence.objects.bulk_create(sentences, batch_size=2000)
+    insert_rows(DocumentSentence, ["document", "index", "text", "turn", "speaker"], [
+        (document.pk, sentence.index, sentence.text, sentence.turn, sentence.speaker)
+        for document in new_documents for sentence in segmented.documents[document.uid]])
 
     new_summaries, summary_sentences = [], []
     keyfacts = []
@@ -444,17 +450,15 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
                 continue
             summary = Summary(document=document, model=model, text=text, text_sha256=sha256(text))
             new_summaries.append(summary)
-            pieces = segmented.summaries[(uid, model)]
-            summary_sentences.extend(SummarySentence(summary=summary, index=i, text=t) for i, t in enumerate(pieces))
+            summary_sentences.append((summary, segmented.summaries[(uid, model)]))
         if not stored_keyfacts.get(document.pk):
             for index, (text, origin, status) in enumerate(planned_keyfacts(planned)):
-                keyfacts.append(KeyFact(document=document, index=index, text=text, origin=origin, status=status))
+                keyfacts.append((document.pk, index, text, origin, status))
     Summary.objects.bulk_create(new_summaries, batch_size=500)
-    # bulk_create set the summaries' primary keys; re-point the sentences at them.
-    for sentence in summary_sentences:
-        sentence.summary_id = sentence.summary.pk
-    SummarySentence.objects.bulk_create(summary_sentences, batch_size=2000)
-    KeyFact.objects.bulk_create(keyfacts, batch_size=2000)
+    # bulk_create set the summaries' primary keys, which their sentences point at.
+    insert_rows(SummarySentence, ["summary", "index", "text"], [
+        (summary.pk, index, text) for summary, pieces in summary_sentences for index, text in enumerate(pieces)])
+    insert_rows(KeyFact, ["document", "index", "text", "origin", "status"], keyfacts)
     result.summaries_created = len(new_summaries)
     result.keyfacts_created = len(keyfacts)
     return result

@@ -12,10 +12,16 @@ hand-segmented news, scientific, dialogue and redacted text; syntok got every se
 (results in benchmarks/RESULTS.md).
 """
 
+import multiprocessing
 import re
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import syntok.segmenter as syntok
+
+# Below this many characters to split, starting worker processes costs more than it saves.
+PARALLEL_FROM_CHARS = 500_000
 
 # A speaker's label: short, no sentence punctuation ("USER", "#Person1#", "Dr. Ana Ruiz").
 LABEL = r"#?[A-Za-z][\w .'#-]{0,38}?#?"
@@ -127,3 +133,33 @@ def segment_document(text: str, *, dialogue: bool) -> list[Sentence]:
 
 def segment_summary(text: str) -> list[str]:
     return split_sentences(text)
+
+
+@dataclass(frozen=True)
+class Texts:
+    """One document's texts to split: the document (None when it is stored already) and the new summaries."""
+
+    document: str | None
+    dialogue: bool
+    summaries: tuple[str, ...]
+
+
+def _segment(texts: Texts) -> tuple[list[Sentence] | None, list[list[str]]]:
+    sentences = None if texts.document is None else segment_document(texts.document, dialogue=texts.dialogue)
+    return sentences, [segment_summary(text) for text in texts.summaries]
+
+
+def segment_all(work: list[Texts], processes: int) -> Iterator[tuple[list[Sentence] | None, list[list[str]]]]:
+    """The sentences of each item of `work` (its document's, its summaries'), in order, split by `processes` worker
+    processes when there is enough text.
+
+    The workers are forks of this process (an import runs in a Celery worker, single-threaded): they run only the
+    splitter, never touch the inherited database connection, and leave through `os._exit`, which closes nothing
+    of the parent's. A spawned worker would instead import the parent's main script again."""
+    size = sum(len(texts.document or "") + sum(map(len, texts.summaries)) for texts in work)
+    if processes <= 1 or size < PARALLEL_FROM_CHARS:
+        yield from map(_segment, work)
+        return
+    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        # Small chunks: documents range from a few to 10,000 words, and the last chunk should not leave a core idle.
+        yield from pool.map(_segment, work, chunksize=max(1, len(work) // (processes * 8)))

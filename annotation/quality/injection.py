@@ -29,6 +29,7 @@ from itertools import islice
 
 from django.db.models import Exists, F, OuterRef
 
+from corpus.bulk import update_rows
 from corpus.models import Document, KeyFact, Project, SummarySentence
 
 from ..models import Assignment, AttentionCheck, Hit, Task, Unit
@@ -142,6 +143,8 @@ class Injection:
         self.pending: list[tuple[Hit, Unit, AttentionCheck, list[Unit]]] = []
         # (hit, its real units renumbered, its new check units) waiting to be written.
         self.layouts: list[tuple[Hit, list[Unit], list[tuple[Unit, AttentionCheck]]]] = []
+        # HITs whose real units were laid out before they were first written (`write_new_hits`): nothing to move.
+        self.written_laid_out: set[int] = set()
         # Half each (paper G.3) across the project, and the same kinds whenever a HIT is rebuilt: the kind follows
         # the parity of the HIT's position plus the check's number, from a start seeded by the project.
         self.fv_first_is_error = seeded(project.pk, "fv-kinds").random() < 0.5
@@ -168,13 +171,14 @@ class Injection:
         renumbered, check units and their expected answers created."""
         if not self.layouts:
             return
-        hit_ids = [hit.pk for hit, _, _ in self.layouts]
+        stored = [(hit, units) for hit, units, _ in self.layouts if hit.pk not in self.written_laid_out]
+        hit_ids = [hit.pk for hit, _ in stored]
         for start in range(0, len(hit_ids), LAYOUT_BATCH):
             Unit.objects.filter(hit_id__in=hit_ids[start:start + LAYOUT_BATCH]).update(
                 position=F("position") + _RENUMBER_OFFSET)
-        moved = [unit for _, units, _ in self.layouts for unit in units]
+        moved = [unit for _, units in stored for unit in units]
         new = [pair for _, _, pairs in self.layouts for pair in pairs]
-        Unit.objects.bulk_update(moved, ["position", "row", "column"], batch_size=LAYOUT_BATCH)
+        update_rows(moved, ["position", "row", "column"])
         created = Unit.objects.bulk_create([unit for unit, _ in new], batch_size=LAYOUT_BATCH)
         for unit, (_, check) in zip(created, new):
             check.unit = unit
@@ -206,9 +210,9 @@ class Injection:
         for (_, unit), reason in zip(judged, reasons):
             if reason:
                 unit.ai_reason = reason
-        Unit.objects.bulk_update([unit for _, unit, _, _ in self.pending],
-                                 ["text", "highlighted", "ai_category", "ai_reason", "ai_source"], batch_size=1000)
-        AttentionCheck.objects.bulk_update(settled, ["kind", "expected", "origin_document", "note"], batch_size=1000)
+        update_rows([unit for _, unit, _, _ in self.pending],
+                    ["text", "highlighted", "ai_category", "ai_reason", "ai_source"])
+        update_rows(settled, ["kind", "expected", "origin_document", "note"])
         self.pending = []
 
     def settle_offline_kinds(self) -> list[AttentionCheck]:
@@ -275,18 +279,32 @@ class Injection:
         return None
 
 
-def inject_attention_checks(project: Project, task: str) -> int:
+def write_new_hits(new: list[tuple[Hit, list[Unit]]], injection: Injection | None) -> int:
+    """Lay out the checks of HITs just created, whose units (`new`, each HIT's in position order) are not written
+    yet, and write all their units: a real unit is written once, where it ends up. The check units are written by
+    `injection.finish()`. Returns how many check units were laid out."""
+    created = 0
+    if injection is not None:
+        created = sum(inject_into_hit(hit, injection, units) for hit, units in new if units)
+        injection.written_laid_out.update(hit.pk for hit, _ in new)
+    Unit.objects.bulk_create([unit for _, units in new for unit in units], batch_size=LAYOUT_BATCH)
+    return created
+
+
+def inject_attention_checks(project: Project, task: str, new: list[tuple[Hit, list[Unit]]] = ()) -> int:
     """Put checks into the HITs of `task` that nobody has been assigned and that have none yet; bring the
-    snapshots of existing checks in line with their real neighbours (assistance run after building). Returns how
-    many check units were created."""
-    if project.attention_check_rate <= 0:
+    snapshots of existing checks in line with their real neighbours (assistance run after building). `new`: the
+    HITs a build has just created with their units, not written yet (`write_new_hits`). Returns how many check
+    units were created."""
+    injection = Injection(project) if project.attention_check_rate > 0 else None
+    created = write_new_hits(list(new), injection)
+    if injection is None:
         return 0
     taken = Assignment.objects.filter(hit=OuterRef("pk"))
     hits = (Hit.objects.filter(project=project, task=task).exclude(Exists(taken))
             .select_related("document", "project").order_by("position", "pk"))
-    injection = Injection(project)
-    created = 0
-    hits = list(hits)
+    written = {hit.pk for hit, _ in new}
+    hits = [hit for hit in hits if hit.pk not in written]
     for start in range(0, len(hits), LAYOUT_BATCH):
         chunk = hits[start:start + LAYOUT_BATCH]
         # The units of many HITs in one query, not one query per HIT.
@@ -295,19 +313,6 @@ def inject_attention_checks(project: Project, task: str) -> int:
                      .order_by("hit_id", "position")):
             units_of[unit.hit_id].append(unit)
         created += sum(inject_into_hit(hit, injection, units_of[hit.pk]) for hit in chunk)
-    injection.finish()
-    return created
-
-
-def inject_into_hit_of_project(hit: Hit, injection: Injection | None = None) -> int:
-    """Checks for one new HIT (a KA HIT created when a document's key-fact validation settles). With the
-    `injection` of a build, written when the build calls its `finish`; else now."""
-    if hit.project.attention_check_rate <= 0 or hit.assignments.exists():
-        return 0
-    if injection is not None:
-        return inject_into_hit(hit, injection)
-    injection = Injection(hit.project)
-    created = inject_into_hit(hit, injection)
     injection.finish()
     return created
 
@@ -517,5 +522,5 @@ def refresh_check_snapshots(hit: Hit, units: list[Unit], injection: Injection) -
             injection.disguise_later(hit, unit, check, real)
         fields = []
     if changed and fields:
-        Unit.objects.bulk_update(changed, fields, batch_size=1000)
+        update_rows(changed, fields)
     return len(changed)

@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q
 
 from assist.models import ContextualMapping, PreLabel
 from assist.prelabel import prelabel_backend
+from corpus.bulk import update_rows
 from corpus.models import Document, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
 from ..models import Hit, Label, Task, Unit
@@ -42,12 +43,17 @@ def build_hits(project: Project, task: str) -> BuildResult:
         # constraints (an IntegrityError). NO KEY: rows that merely point at the project (an import's documents,
         # a job) are not held up. On SQLite, writers are serialised anyway.
         Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).first()
-        builders[task](project, result)
+        new = builders[task](project, result)
         result.units_refreshed = refresh_snapshots(project, task)
-        # Quality control: attention checks go into the HITs nobody holds yet.
+        # Quality control: attention checks go into the HITs nobody holds yet. The new HITs' units are written
+        # there, laid out around their checks, so that none is written twice.
         from ..quality.injection import inject_attention_checks
-        result.units_created += inject_attention_checks(project, task)
+        result.units_created += inject_attention_checks(project, task, new=new)
     return result
+
+
+# The HITs a builder created, each with its units in position order, not yet written.
+NewHits = list[tuple[Hit, list[Unit]]]
 
 
 def _next_position(project: Project, task: str) -> int:
@@ -90,7 +96,7 @@ def _fv_snapshot(sentence_id: int, highlights: dict, prelabels: dict) -> dict:
             "ai_source": source}
 
 
-def _build_fv(project: Project, result: BuildResult) -> None:
+def _build_fv(project: Project, result: BuildResult) -> NewHits:
     summaries = list(
         Summary.objects.filter(document__project=project)
         .exclude(hits__task=Task.FACT_VERIFICATION)
@@ -98,7 +104,7 @@ def _build_fv(project: Project, result: BuildResult) -> None:
         .order_by("document__domain", "document__uid", "model")
     )
     if not summaries:
-        return
+        return []
     position = _next_position(project, Task.FACT_VERIFICATION)
     hits = Hit.objects.bulk_create([
         Hit(project=project, task=Task.FACT_VERIFICATION, document=summary.document, summary=summary,
@@ -109,23 +115,21 @@ def _build_fv(project: Project, result: BuildResult) -> None:
     for sentence in SummarySentence.objects.filter(summary__in=summaries).order_by("summary_id", "index"):
         sentences[sentence.summary_id].append(sentence)
     highlights, prelabels = _sentence_highlights(project), _prelabels(project)
-    units = [
-        Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence=sentence,
-             text=sentence.text, **_fv_snapshot(sentence.pk, highlights, prelabels))
-        for hit in hits
-        for position, sentence in enumerate(sentences[hit.summary_id])
-    ]
-    Unit.objects.bulk_create(units, batch_size=2000)
-    result.hits_created, result.units_created = len(hits), len(units)
+    new = [(hit, [Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence=sentence,
+                       text=sentence.text, **_fv_snapshot(sentence.pk, highlights, prelabels))
+                  for position, sentence in enumerate(sentences[hit.summary_id])])
+           for hit in hits]
+    result.hits_created, result.units_created = len(hits), sum(len(units) for _, units in new)
+    return new
 
 
-def _build_kv(project: Project, result: BuildResult) -> None:
+def _build_kv(project: Project, result: BuildResult) -> NewHits:
     candidates = defaultdict(list)
     for fact in (KeyFact.objects.filter(document__project=project).exclude(origin=KeyFact.Origin.HUMAN)
                  .exclude(document__hits__task=Task.KEYFACT_VALIDATION).order_by("document_id", "index")):
         candidates[fact.document_id].append(fact)
     if not candidates:
-        return
+        return []
     documents = list(Document.objects.filter(pk__in=candidates).order_by("domain", "uid"))
     position = _next_position(project, Task.KEYFACT_VALIDATION)
     hits = Hit.objects.bulk_create([
@@ -133,31 +137,33 @@ def _build_kv(project: Project, result: BuildResult) -> None:
         for offset, document in enumerate(documents)
     ])
     highlights = _keyfact_highlights(Q(keyfact__document__project=project))
-    units = [
-        Unit(hit=hit, task=Task.KEYFACT_VALIDATION, position=position, keyfact=fact, text=fact.text,
-             highlighted=highlights.get(fact.pk))
-        for hit in hits
-        for position, fact in enumerate(candidates[hit.document_id])
-    ]
-    Unit.objects.bulk_create(units, batch_size=2000)
-    result.hits_created, result.units_created = len(hits), len(units)
+    new = [(hit, [Unit(hit=hit, task=Task.KEYFACT_VALIDATION, position=position, keyfact=fact, text=fact.text,
+                       highlighted=highlights.get(fact.pk))
+                  for position, fact in enumerate(candidates[hit.document_id])])
+           for hit in hits]
+    result.hits_created, result.units_created = len(hits), sum(len(units) for _, units in new)
+    return new
 
 
-def _build_ka(project: Project, result: BuildResult) -> None:
+def _build_ka(project: Project, result: BuildResult) -> NewHits:
     # Documents with key-facts and at least one summary without a KA HIT (a summary may be imported later).
     unaligned = Summary.objects.filter(document__project=project).exclude(hits__task=Task.KEYFACT_ALIGNMENT)
-    waiting = (Document.objects.filter(pk__in=unaligned.values("document_id"), keyfacts__isnull=False)
-               .select_related("project").distinct().order_by("domain", "uid"))
-    for document in waiting:
-        settled = settle_keyfact_validation(document)
-        if settled is None:
-            continue
-        for status, count in settled.items():
+    waiting = list(Document.objects.filter(pk__in=unaligned.values("document_id"), keyfacts__isnull=False)
+                   .select_related("project").distinct().order_by("domain", "uid"))
+    settled = settle_keyfact_validation_of(waiting)
+    for counts in settled.values():
+        for status, count in (counts or {}).items():
             result.keyfacts_settled[status] = result.keyfacts_settled.get(status, 0) + count
-        # Their checks come from build_hits' injection pass, for all new HITs at once.
-        hits, units = create_alignment_hits(document, with_checks=False)
-        result.hits_created += hits
-        result.units_created += units
+    # Their checks and their writing come from build_hits' injection pass, for all new HITs at once.
+    new = _alignment_hits(project, [document for document in waiting if settled[document.pk] is not None])
+    result.hits_created, result.units_created = len(new), sum(len(units) for _, units in new)
+    return new
+
+
+def _chunks(ids: list[int], size: int = 10_000):
+    """`ids` in slices that stay under SQLite's limit on parameters per statement."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
 
 
 def keyfact_validation_is_complete(document: Document) -> bool:
@@ -166,12 +172,17 @@ def keyfact_validation_is_complete(document: Document) -> bool:
     A submission that failed its attention checks does not complete anything: its HIT is offered again until N
     submissions count (annotation.services.assignment), and only then are the key-facts settled.
     """
-    needed = document.project.annotators_per_unit
-    candidates = (KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN)
-                  .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
-                                    & counted_submission_q("units__labels__assignment__")))
-                  .values_list("n", flat=True))
-    return all(n >= needed for n in candidates)
+    return not _incomplete([document])
+
+
+def _incomplete(documents: list[Document]) -> set[int]:
+    """The documents among `documents` with a candidate key-fact short of N counted labels, in one query."""
+    needed = {document.pk: document.project.annotators_per_unit for document in documents}
+    counts = (KeyFact.objects.filter(document__in=list(needed)).exclude(origin=KeyFact.Origin.HUMAN)
+              .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
+                                & counted_submission_q("units__labels__assignment__")))
+              .values_list("document_id", "n"))
+    return {document_id for document_id, n in counts if n < needed[document_id]}
 
 
 def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
@@ -184,64 +195,102 @@ def settle_keyfact_validation(document: Document) -> dict[str, int] | None:
     rejection: half the annotators doubting a key-fact is reason enough to keep it out of the completeness
     denominator. Imported human key-facts never go through validation. Settling twice gives the same result.
     """
-    if not keyfact_validation_is_complete(document):
-        return None
-    votes = defaultdict(list)
+    return settle_keyfact_validation_of([document])[document.pk]
+
+
+def settle_keyfact_validation_of(documents: list[Document]) -> dict[int, dict[str, int] | None]:
+    """`settle_keyfact_validation` for many documents in a few queries: per document id, the counts settled, or
+    None while its labels are missing."""
+    if not documents:
+        return {}
+    incomplete = _incomplete(documents)
+    complete = [document.pk for document in documents if document.pk not in incomplete]
     from ..quality.selectors import counted_labels
 
-    labels = counted_labels(Label.objects.filter(unit__keyfact__document=document, unit__task=Task.KEYFACT_VALIDATION))
-    for keyfact_id, useful in labels.values_list("unit__keyfact_id", "useful"):
-        votes[keyfact_id].append(useful)
-    settled = {KeyFact.Status.ACCEPTED: [], KeyFact.Status.REJECTED: []}
-    for fact in KeyFact.objects.filter(document=document).exclude(origin=KeyFact.Origin.HUMAN):
-        answers = [vote for vote in votes[fact.pk] if vote is not None]
-        accepted = sum(answers) * 2 > len(answers)
-        settled[KeyFact.Status.ACCEPTED if accepted else KeyFact.Status.REJECTED].append(fact.pk)
-    for status, ids in settled.items():
-        KeyFact.objects.filter(pk__in=ids).update(status=status)
-    return {str(status): len(ids) for status, ids in settled.items()}
+    votes = defaultdict(list)
+    for ids in _chunks(complete):
+        labels = counted_labels(Label.objects.filter(unit__keyfact__document__in=ids,
+                                                     unit__task=Task.KEYFACT_VALIDATION))
+        for keyfact_id, useful in labels.values_list("unit__keyfact_id", "useful"):
+            votes[keyfact_id].append(useful)
+    statuses = (KeyFact.Status.ACCEPTED, KeyFact.Status.REJECTED)
+    settled = {document_id: {str(status): 0 for status in statuses} for document_id in complete}
+    decided = {status: [] for status in statuses}
+    for ids in _chunks(complete):
+        facts = KeyFact.objects.filter(document__in=ids).exclude(origin=KeyFact.Origin.HUMAN)
+        for pk, document_id in facts.values_list("pk", "document_id"):
+            answers = [vote for vote in votes[pk] if vote is not None]
+            status = KeyFact.Status.ACCEPTED if sum(answers) * 2 > len(answers) else KeyFact.Status.REJECTED
+            decided[status].append(pk)
+            settled[document_id][str(status)] += 1
+    for status, ids in decided.items():
+        for chunk in _chunks(ids):
+            KeyFact.objects.filter(pk__in=chunk).update(status=status)
+    return {document.pk: settled.get(document.pk) for document in documents}
 
 
+@transaction.atomic
 def create_alignment_hits(document: Document, *, with_checks: bool = True) -> tuple[int, int]:
     """One KA HIT per summary of `document` that has none: every human key-fact against every sentence, and their
-    attention checks unless the caller puts them in (`build_hits` does, for all its HITs at once)."""
-    facts = list(document.keyfacts.filter(status=KeyFact.Status.ACCEPTED).order_by("index"))
-    if not facts:
-        return 0, 0
-    summaries = list(document.summaries.exclude(hits__task=Task.KEYFACT_ALIGNMENT).order_by("model"))
-    highlights = _keyfact_highlights(Q(keyfact__in=facts))
-    sentences_of = defaultdict(list)
-    for sentence in SummarySentence.objects.filter(summary__in=summaries).order_by("summary_id", "index"):
-        sentences_of[sentence.summary_id].append(sentence)
-    position = _next_position(document.project, Task.KEYFACT_ALIGNMENT)
-    hits, units = [], []
-    for offset, summary in enumerate(summaries):
-        hit, created = Hit.objects.get_or_create(
-            task=Task.KEYFACT_ALIGNMENT, summary=summary,
-            defaults={"project": document.project, "document": document, "position": position + offset},
-        )
-        if not created:  # Built by a concurrent call in the meantime.
-            continue
-        hits.append(hit)
-        sentences = sentences_of[summary.pk]
-        units += [
+    attention checks unless the caller puts them in (`build_hits` does, for all its HITs at once). Returns (HITs,
+    units) created."""
+    project = document.project
+    new = _alignment_hits(project, [document])
+    units_created = sum(len(units) for _, units in new)
+    if with_checks and new and project.attention_check_rate > 0:
+        # Quality control: KA HITs are also created by the last KV submission, so they get their checks here,
+        # from one injection for the document's HITs.
+        from ..quality.injection import Injection, write_new_hits
+
+        injection = Injection(project)
+        units_created += write_new_hits(new, injection)
+        injection.finish()
+    else:
+        Unit.objects.bulk_create([unit for _, units in new for unit in units], batch_size=2000)
+    return len(new), units_created
+
+
+def _alignment_hits(project: Project, documents: list[Document]) -> NewHits:
+    """One KA HIT per summary without one of `documents` (in their order) that have accepted key-facts, created;
+    their units (every human key-fact against every sentence) made but not written. A few queries whatever the
+    number of documents."""
+    if not documents:
+        return []
+    # The lock `build_hits` takes: the last KV submission of a document (which lands here) and a build running at
+    # the same moment take turns, so neither creates a KA HIT the other has just created.
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).first()
+    document_ids = [document.pk for document in documents]
+    facts_of, summaries_of, sentences_of, highlights = defaultdict(list), defaultdict(list), defaultdict(list), {}
+    for ids in _chunks(document_ids):
+        for fact in KeyFact.objects.filter(document__in=ids, status=KeyFact.Status.ACCEPTED).order_by("index"):
+            facts_of[fact.document_id].append(fact)
+        with_facts = [pk for pk in ids if facts_of[pk]]
+        for summary in (Summary.objects.filter(document__in=with_facts)
+                        .exclude(hits__task=Task.KEYFACT_ALIGNMENT).order_by("model")):
+            summaries_of[summary.document_id].append(summary)
+        for sentence in (SummarySentence.objects.filter(summary__document__in=with_facts)
+                         .order_by("summary_id", "index")):
+            sentences_of[sentence.summary_id].append(sentence)
+        highlights.update(_keyfact_highlights(Q(keyfact__document__in=with_facts,
+                                                keyfact__status=KeyFact.Status.ACCEPTED)))
+    position = _next_position(project, Task.KEYFACT_ALIGNMENT)
+    hits = []
+    for document in documents:
+        for summary in summaries_of[document.pk]:
+            hits.append(Hit(project=project, task=Task.KEYFACT_ALIGNMENT, document=document, summary=summary,
+                            position=position))
+            position += 1
+    new = []
+    for hit in Hit.objects.bulk_create(hits):
+        facts, sentences = facts_of[hit.document_id], sentences_of[hit.summary_id]
+        new.append((hit, [
             Unit(hit=hit, task=Task.KEYFACT_ALIGNMENT, position=row * len(sentences) + column, keyfact=fact,
                  summary_sentence=sentence, text=fact.text, sentence_text=sentence.text, row=row, column=column,
                  highlighted=highlights.get(fact.pk))
             for row, fact in enumerate(facts)
             for column, sentence in enumerate(sentences)
-        ]
-    Unit.objects.bulk_create(units, batch_size=2000)
-    units_created = len(units)
-    if with_checks and hits and document.project.attention_check_rate > 0:
-        # Quality control: KA HITs are also created by the last KV submission, so they get their checks here,
-        # from one injection for the document's HITs (the project's texts read once, their layouts written once).
-        from ..quality.injection import Injection, inject_into_hit_of_project
-
-        injection = Injection(document.project)
-        units_created += sum(inject_into_hit_of_project(hit, injection) for hit in hits)
-        injection.finish()
-    return len(hits), units_created
+        ]))
+    return new
 
 
 def refresh_snapshots(project: Project, task: str) -> int:
@@ -266,7 +315,7 @@ def refresh_snapshots(project: Project, task: str) -> int:
     if changed:
         names = ["highlighted", "ai_category", "ai_reason", "ai_source"] if task == Task.FACT_VERIFICATION \
             else ["highlighted"]
-        Unit.objects.bulk_update(changed, names, batch_size=1000)
+        update_rows(changed, names)
     return len(changed)
 
 

@@ -314,3 +314,28 @@ def test_json_nested_a_hundred_thousand_levels_deep_is_refused(tmp_path):
     assert len(errors) == 1 and errors[0].endswith("field 'pred_keyfact': must be a JSON array of strings, "
                                                    'e.g. ["a", "b"]')
     assert counts() == (0, 0, 0, 0, 0)
+
+
+def test_splitting_in_worker_processes_stores_the_same_sentences_as_in_one(project, settings, monkeypatch):
+    from corpus import segmentation
+
+    def stored(slug: str, processes: int) -> list:
+        settings.FINEGRAIN_SEGMENT_PROCESSES = processes
+        target = Project.objects.create(slug=slug, name=slug)
+        import_dataset(project=target, data=SMALL_JSONL.read_bytes(), filename=SMALL_JSONL.name)
+        return [list(DocumentSentence.objects.filter(document__project=target)
+                     .order_by("document__uid", "index").values_list("document__uid", "index", "text", "turn",
+                                                                     "speaker")),
+                list(SummarySentence.objects.filter(summary__document__project=target)
+                     .order_by("summary__document__uid", "summary__model", "index")
+                     .values_list("summary__document__uid", "summary__model", "index", "text"))]
+
+    monkeypatch.setattr(segmentation, "PARALLEL_FROM_CHARS", 0)  # The small file goes to the workers too.
+    used = []
+    real_pool = segmentation.ProcessPoolExecutor
+    monkeypatch.setattr(segmentation, "ProcessPoolExecutor", lambda **kw: used.append(kw) or real_pool(**kw))
+    alone = stored("alone", 1)
+    assert not used
+    spread = stored("spread", 2)
+    assert used and used[0]["max_workers"] == 2
+    assert spread == alone and alone[0] and alone[1]

@@ -1,0 +1,61 @@
+"""Writing many rows at once (corpus/bulk.py): every value lands in its own row and column, on SQLite and
+PostgreSQL, including NULLs, JSON, foreign keys and batches larger than one statement's parameters."""
+
+import pytest
+
+from corpus import bulk
+from corpus.models import Document, KeyFact, Summary, SummarySentence
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def document(project):
+    return Document.objects.create(project=project, uid="d1", doc_id="d1", source="s", domain="news",
+                                   input_type="non-dialogue", text="One. Two.", word_count=2)
+
+
+def test_it_inserts_rows_with_their_values_and_nulls(document):
+    summary = Summary.objects.create(document=document, model="m", text="One. Two.")
+    assert bulk.insert_rows(SummarySentence, ["summary", "index", "text"],
+                            [(summary.pk, 0, "One."), (summary.pk, 1, "Two, it's 'quoted' \"twice\".")]) == 2
+    assert list(SummarySentence.objects.order_by("index").values_list("summary_id", "index", "text")) == [
+        (summary.pk, 0, "One."), (summary.pk, 1, "Two, it's 'quoted' \"twice\".")]
+    assert bulk.insert_rows(SummarySentence, ["summary", "index", "text"], []) == 0
+
+
+def test_it_updates_each_row_with_its_own_values_across_batches(document, monkeypatch):
+    monkeypatch.setattr(bulk, "MAX_PARAMETERS", 9)  # 3 columns: 3 rows per statement, so 4 statements here
+    facts = KeyFact.objects.bulk_create([KeyFact(document=document, index=i, text=f"fact {i}", origin="imported")
+                                         for i in range(10)])
+    for fact in facts:
+        fact.text, fact.status = f"changed {fact.index}", "accepted" if fact.index % 2 else "rejected"
+    untouched = KeyFact.objects.create(document=document, index=99, text="left alone", origin="imported")
+    assert bulk.update_rows(facts[:-1], ["text", "status"]) == 9
+    stored = dict(KeyFact.objects.values_list("index", "text"))
+    assert stored == {**{i: f"changed {i}" for i in range(9)}, 9: "fact 9", 99: "left alone"}
+    assert set(KeyFact.objects.filter(index__lt=9, status="accepted").values_list("index", flat=True)) == {1, 3, 5, 7}
+    assert KeyFact.objects.get(pk=untouched.pk).status == "candidate"
+    assert bulk.update_rows([], ["text"]) == 0
+
+
+def test_it_writes_json_nulls_and_foreign_keys(project, document):
+    from annotation.models import AttentionCheck, Hit, Task, Unit
+
+    other = Document.objects.create(project=project, uid="d2", doc_id="d2", source="s", domain="sport",
+                                    input_type="non-dialogue", text="Three.", word_count=1)
+    hit = Hit.objects.create(project=project, task=Task.KEYFACT_VALIDATION, document=document, position=0)
+    units = Unit.objects.bulk_create([Unit(hit=hit, task=hit.task, position=i, text=f"u{i}", highlighted=[i])
+                                      for i in range(3)])
+    check = AttentionCheck.objects.create(unit=units[0], kind="kv_irrelevant", expected={"useful": False})
+    units[0].highlighted, units[1].highlighted, units[2].highlighted = None, [4, 1], []
+    for unit in units:
+        unit.row, unit.column = unit.position + 10, None
+    bulk.update_rows(units, ["highlighted", "row", "column"])
+    assert [(u.highlighted, u.row, u.column) for u in Unit.objects.order_by("position")] == [
+        (None, 10, None), ([4, 1], 11, None), ([], 12, None)]
+    check.origin_document_id, check.expected, check.note = other.pk, {"useful": False, "why": "n"}, "a note"
+    bulk.update_rows([check], ["origin_document", "expected", "note"])
+    check.refresh_from_db()
+    assert (check.origin_document_id, check.expected, check.note) == (other.pk, {"useful": False, "why": "n"},
+                                                                      "a note")
