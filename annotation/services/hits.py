@@ -97,23 +97,21 @@ def _fv_snapshot(sentence_id: int, highlights: dict, prelabels: dict) -> dict:
 
 
 def _build_fv(project: Project, result: BuildResult) -> NewHits:
-    summaries = list(
-        Summary.objects.filter(document__project=project)
-        .exclude(hits__task=Task.FACT_VERIFICATION)
-        .select_related("document")
-        .order_by("document__domain", "document__uid", "model")
-    )
+    without_hit = Summary.objects.filter(document__project=project).exclude(hits__task=Task.FACT_VERIFICATION)
+    summaries = list(without_hit.select_related("document").order_by("document__domain", "document__uid", "model"))
     if not summaries:
         return []
+    sentences = defaultdict(list)
+    # A subquery, not a list of ids: a project has more summaries than SQLite takes parameters in one statement.
+    # Read before the HITs exist, while it still selects these summaries.
+    for sentence in SummarySentence.objects.filter(summary__in=without_hit).order_by("summary_id", "index"):
+        sentences[sentence.summary_id].append(sentence)
     position = _next_position(project, Task.FACT_VERIFICATION)
     hits = Hit.objects.bulk_create([
         Hit(project=project, task=Task.FACT_VERIFICATION, document=summary.document, summary=summary,
             position=position + offset)
         for offset, summary in enumerate(summaries)
     ])
-    sentences = defaultdict(list)
-    for sentence in SummarySentence.objects.filter(summary__in=summaries).order_by("summary_id", "index"):
-        sentences[sentence.summary_id].append(sentence)
     highlights, prelabels = _sentence_highlights(project), _prelabels(project)
     new = [(hit, [Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence=sentence,
                        text=sentence.text, **_fv_snapshot(sentence.pk, highlights, prelabels))
@@ -178,11 +176,14 @@ def keyfact_validation_is_complete(document: Document) -> bool:
 def _incomplete(documents: list[Document]) -> set[int]:
     """The documents among `documents` with a candidate key-fact short of N counted labels, in one query."""
     needed = {document.pk: document.project.annotators_per_unit for document in documents}
-    counts = (KeyFact.objects.filter(document__in=list(needed)).exclude(origin=KeyFact.Origin.HUMAN)
-              .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
-                                & counted_submission_q("units__labels__assignment__")))
-              .values_list("document_id", "n"))
-    return {document_id for document_id, n in counts if n < needed[document_id]}
+    incomplete = set()
+    for ids in _chunks(list(needed)):
+        counts = (KeyFact.objects.filter(document__in=ids).exclude(origin=KeyFact.Origin.HUMAN)
+                  .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
+                                    & counted_submission_q("units__labels__assignment__")))
+                  .values_list("document_id", "n"))
+        incomplete.update(document_id for document_id, n in counts if n < needed[document_id])
+    return incomplete
 
 
 def settle_keyfact_validation(document: Document) -> dict[str, int] | None:

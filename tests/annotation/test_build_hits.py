@@ -2,10 +2,10 @@
 
 import pytest
 
-from annotation.models import Hit, Task, Unit
+from annotation.models import AttentionCheck, Hit, Task, Unit
 from annotation.services.hits import build_hits, settle_keyfact_validation
 from assist.models import ContextualMapping, PreLabel
-from corpus.models import KeyFact
+from corpus.models import KeyFact, Project
 from tests.work import add_assistance, build_all, crowd_annotator, import_small, work_through
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +160,32 @@ def test_highlights_are_snapshotted_strongest_first(project):
     ContextualMapping.objects.filter(summary_sentence=sentence).update(ranked=[3, 0, 2, 1], highlighted=[0, 3])
     build_hits(project, "fv")
     assert Unit.objects.get(summary_sentence=sentence).highlighted == [3, 0]
+
+
+@pytest.mark.parametrize("task", ["kv", "fv", "ka"])
+def test_building_with_checks_makes_as_many_queries_for_many_documents_as_for_few(task):
+    """No statement per HIT or per document: what made building a UniSumEval-size project take minutes."""
+    import numpy as np
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from exports.simulate import SimulationResult, _simulate_task, simulated_annotators
+    from tests.work import import_generated
+
+    def statements(documents: int) -> int:
+        project = import_generated(Project.objects.create(slug=f"docs-{documents}", name="p"), documents=documents,
+                                   names=True)
+        project.attention_check_rate = 0.2
+        project.save(update_fields=["attention_check_rate"])
+        if task == "ka":  # KA HITs wait for the key-facts' validation to settle.
+            build_hits(project, "kv")
+            _simulate_task(project, "kv", simulated_annotators(project, 3), 1.0, np.random.default_rng(1),
+                           SimulationResult(annotators=[]))
+        with CaptureQueriesContext(connection) as captured:
+            result = build_hits(project, task)
+        assert result.hits_created == documents * (1 if task == "kv" else 4)
+        assert AttentionCheck.objects.filter(unit__hit__project=project, unit__task=task).exists()
+        # Inserts come in batches sized by the database's limit on parameters (999 on SQLite): they may grow.
+        return len([query for query in captured.captured_queries if not query["sql"].startswith("INSERT")])
+
+    assert statements(9) == statements(3)
