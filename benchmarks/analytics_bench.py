@@ -137,16 +137,53 @@ def _child(*args: str) -> None:
     print(json.dumps(line), flush=True)
 
 
+SCALE_WORK = Path(os.environ.get("FG_ANALYTICS_WORK", "/tmp/fg-analytics"))
+
+
+def scale_database(engine: str, scale: float) -> str:
+    """The database `build-scale` fills: PostgreSQL `fg_analytics_scale[_10x]` or a SQLite file in SCALE_WORK."""
+    suffix = "" if scale == 1 else f"_{scale:g}x"
+    if engine == "sqlite":
+        return f"sqlite:///{SCALE_WORK / f'scale{suffix}.sqlite3'}"
+    return f"postgres://postgres@127.0.0.1:5432/fg_analytics_scale{suffix}"
+
+
+def build_scale(engine_name: str, scale: float) -> None:
+    """benchmarks/scale.py's child steps, kept: import, build KV, simulate KV, build FV, build KA, simulate FV+KA."""
+    from benchmarks import scale as harness
+
+    data = harness.generate(scale)
+    SCALE_WORK.mkdir(parents=True, exist_ok=True)
+    url = scale_database(engine_name, scale)
+    engine = harness.Engine(engine_name, url, SCALE_WORK)
+    if engine_name == "sqlite":
+        Path(url.removeprefix("sqlite:///")).unlink(missing_ok=True)
+    else:
+        engine._pg(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
+        engine._pg(f'CREATE DATABASE "{url.rsplit("/", 1)[1]}"')
+    steps = [("import", {"rate": harness.CHECK_RATE, "data": str(data)}), ("build", {"task": "kv"}),
+             ("simulate", {"tasks": ["kv"]}), ("build", {"task": "fv"}), ("build", {"task": "ka"}),
+             ("simulate", {"tasks": ["fv", "ka"]})]
+    for step, args in steps:
+        line = harness.child(ROOT, url, SCALE_WORK, step, slug=harness.SLUG, **args)
+        print(json.dumps({"engine": engine_name, "scale": scale, **line}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Analytics benchmark at UniSumEval scale (PostgreSQL)")
     parser.add_argument("action", choices=["build", "measure", "agreement", "export_plain", "export_full",
-                                           "versus"])
+                                           "versus", "build-scale"])
+    parser.add_argument("--engine", default="postgres", choices=["postgres", "sqlite"])
+    parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         steps = {"build": build, "agreement": agreement, "export_plain": lambda: export("plain"),
                  "export_full": lambda: export("full"), "versus": versus_krippendorff}
         print(json.dumps(steps[args.action]()))
+        return
+    if args.action == "build-scale":
+        build_scale(args.engine, args.scale)
         return
     if args.action == "build":
         import psycopg
