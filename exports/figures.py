@@ -1,4 +1,4 @@
-"""The analytics figures of a project: computed by a job, kept with the fingerprint of what they read, never shown stale.
+"""The analytics figures of a project: computed by a job, kept with the fingerprint of what they read, never stale.
 
 Computing them reads every counted label and bootstraps agreement: seconds at UniSumEval scale, minutes beyond, so
 it never runs inside a request. `figures_compute` builds, in one pass over the labels, everything the analytics page
@@ -132,7 +132,8 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
     evaluators = {name: evaluator_rows(project, source, name, data) for name in names}
     page = {"agreement": _agreement_context(report), "n_boot": report.n_boot, "evaluators": names,
             "error_sentences": data.error_sentences,
-            "corrections": _rates(data.corrections_judgments), "corrections_majority": _rates(data.corrections_majority),
+            "corrections": _rates(data.corrections_judgments),
+            "corrections_majority": _rates(data.corrections_majority),
             "progress_chart": plots.lines(series) if series else None}
     table = data.table()
     tables = _analytics_tables(data)
