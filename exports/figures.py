@@ -7,10 +7,10 @@ stores it in `AnalyticsFigures` with the fingerprint taken before it read anythi
 `current_figures`: the stored figures count only while the fingerprint of the database still matches; otherwise
 the request starts (or finds) the job and says the figures are being recomputed.
 
-The fingerprint (`labels_fingerprint`): counts, largest ids and latest timestamps of every table the figures read,
+The fingerprint (`labels_fingerprint`): counts, largest ids and latest timestamps of the tables the figures read,
 one aggregate per table over indexed foreign keys, rather than a version counter bumped by every writer: labels
-arrive through bulk inserts, bulk updates and raw imports that no signal sees, and a counter missed once would show
-stale figures as current. An insert moves a count and a largest id, an edit a timestamp, a delete a count.
+arrive through bulk inserts and bulk updates that no signal sees, and a counter missed once would show stale figures
+as current. An insert moves a count and a largest id, an edit a timestamp, a delete a count.
 """
 
 import hashlib
@@ -18,10 +18,10 @@ import math
 import time
 
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Grade, Label, Task, Unit
+from annotation.models import Adjudication, Assignment, Grade, Hit, Task
 from annotation.models.assignment import counted_submission_q
 from assist.models import EvaluatorScore
 from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
@@ -41,23 +41,26 @@ DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 
 
 def labels_fingerprint(project: Project) -> str:
-    """A digest of what the figures read; it changes whenever a label, a submission's standing (status, identity,
-    grade, override), an adjudication, a key-fact's status, the corpus, an evaluator score or a release's labels do,
-    and when a job that rewrites units (HIT building, AI assistance) finishes."""
-    hits = Q(hit__project=project)
+    """A digest of what the figures read; it changes whenever counted labels, a submission's standing (status,
+    identity, grade, override), an adjudication, a key-fact's status, the corpus, the HITs, an evaluator score or a
+    release's labels do, and when a job that rewrites units (HIT building, AI assistance) finishes.
+
+    Labels are read through their assignments, not one by one (1.7M labels at 10x UniSumEval would cost the page
+    seconds): a label is written only while its assignment is open (annotation.services.answers locks an open one)
+    and does not count then; it starts or stops counting only when its assignment enters or leaves the counted
+    submissions (submitted, confirmed, discarded, graded, overridden, deleted), which moves their aggregates. Bulk
+    writers (simulation, restore) create counted assignments with the labels."""
     parts = [
         project.adjudication_in_aggregation,
-        Label.objects.filter(assignment__hit__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
-        Assignment.objects.filter(hits).aggregate(
-            n=Count("pk"), last=Max("pk"), counted=Count("pk", filter=counted_submission_q()),
-            submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
-        Grade.objects.filter(assignment__hit__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), graded=Max("graded_at"), overridden=Max("overridden_at"),
-            passing=Count("pk", filter=Q(override_passed=True) | Q(override_passed__isnull=True, passed=True))),
+        # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
+        # confirmation): a reservation or an answer saved on one changes nothing until it is submitted.
+        Assignment.objects.filter(counted_submission_q(), hit__project=project).aggregate(
+            n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
+        Grade.objects.filter(assignment__hit__project=project, overridden_at__isnull=False).aggregate(
+            n=Count("pk"), overridden=Max("overridden_at")),
         Adjudication.objects.filter(unit__hit__project=project).aggregate(
             n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
-        Unit.objects.filter(hits).aggregate(n=Count("pk"), last=Max("pk")),
+        Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         KeyFact.objects.filter(document__project=project).aggregate(
             n=Count("pk"), last=Max("pk"), accepted=Count("pk", filter=Q(status=KeyFact.Status.ACCEPTED))),
         Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
