@@ -16,6 +16,7 @@ from .aggregation import summary_results
 from .scores import (
     SCORE_DIMENSIONS,
     CorrectionRates,
+    SourceNgrams,
     abstractiveness,
     ai_correction_rates,
     error_type_distribution,
@@ -67,6 +68,7 @@ class Collector:
         self.majority_pairs: list[tuple] = []
         self.judgment_pairs: list[tuple] = []
         self.sentence_labels: dict[tuple, int | None] = {}
+        self._source: tuple[str, SourceNgrams] | None = None  # rows come grouped by document
 
     def add(self, row: dict) -> None:
         text, document = row.get("summary"), row.get("document")
@@ -77,7 +79,7 @@ class Collector:
             "length": row["length"],
             "input_type": row["input_type"], "faithfulness": row["faithfulness_score"],
             "completeness": row["completeness"], "conciseness": row["conciseness"], "composite": row["composite"],
-            "abstractiveness": abstractiveness(text, document) if text and document else None,
+            "abstractiveness": abstractiveness(text, self._ngrams(document)) if text and document else None,
         })
         for label, types, ai, votes in zip(row["fact_verification_label"], row["fact_verification_error_type"],
                                            row["_ai"], row["_fv_votes"]):
@@ -88,6 +90,11 @@ class Collector:
                 ai_error = ai != "no_error"
                 self.majority_pairs.append((ai_error, None if label is None else bool(label)))
                 self.judgment_pairs.extend((ai_error, bool(vote)) for vote in votes)
+
+    def _ngrams(self, document: str) -> SourceNgrams:
+        if self._source is None or self._source[0] != document:
+            self._source = (document, SourceNgrams(document))
+        return self._source[1]
 
     def finish(self) -> Analytics:
         summaries = pd.DataFrame.from_records(self.records, columns=[

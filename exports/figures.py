@@ -19,6 +19,7 @@ import time
 
 from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Grade, Hit, Task
@@ -32,8 +33,8 @@ from .evaluators import detection_report
 from .models import AnalyticsFigures, ReleaseLabels
 from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, agreement_report
 from .scores import SCORE_DIMENSIONS
-from .selectors import evaluators_of, label_source
-from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows, progress_series
+from .selectors import analysis_labels, evaluators_of, label_source
+from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
 
 # Not one of corpus.Job.Kind's choices (a model other apps own): the jobs fragment shows the raw value.
 KIND = "analytics"
@@ -131,7 +132,7 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
     data = project_analytics(project, source=source)
     names = evaluators_of(project)
     detection = detection_report(project, data, names)
-    series = progress_series(project, source)
+    series = _progress_series(project, source)
     evaluators = {name: evaluator_rows(project, source, name, data) for name in names}
     page = {"agreement": _agreement_context(report), "n_boot": report.n_boot, "evaluators": names,
             "error_sentences": data.error_sentences,
@@ -160,6 +161,28 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
         "detection-combinations": combination_rows(detection),
     })
     return _json({"source": source, "page": page, "tables": tables})
+
+
+def _progress_series(project: Project, source: str) -> dict[str, list[tuple[str, int]]]:
+    """exports.tables.progress_series in one grouped query instead of two: counted labels per task and hour of
+    submission, summed into days when the work spans more than one."""
+    rows = list(analysis_labels(project, source).order_by()
+                .values("unit__task", hour=TruncHour("assignment__submitted_at")).annotate(n=Count("pk"))
+                .order_by("hour", "unit__task"))
+    days = {None if row["hour"] is None else timezone.localtime(row["hour"]).date() for row in rows}
+    counts: dict[tuple, int] = {}
+    for row in rows:
+        hour = row["hour"]
+        if len(days) > 1:
+            key = str(None if hour is None else timezone.localtime(hour).date())
+        else:
+            key = timezone.localtime(hour).strftime("%Y-%m-%d %H:00")
+        counts[row["unit__task"], key] = counts.get((row["unit__task"], key), 0) + row["n"]
+    series: dict[str, list[tuple[str, int]]] = {}
+    for (task, day), n in counts.items():
+        points = series.setdefault(task, [])
+        points.append((day, (points[-1][1] if points else 0) + n))
+    return series
 
 
 def table_from(figures: dict, table: str, dimension: str = "composite") -> list[dict] | None:
