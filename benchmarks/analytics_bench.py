@@ -250,7 +250,7 @@ CSV_TABLES = ("agreement", "summarizers", "scores", "error-types", "corrections"
               "detection-combinations")
 
 
-def requests(engine: str, scale: float, repeat: int, old_ref: str, old: bool) -> None:
+def requests(engine: str, scale: float, repeat: int, old_ref: str, old: bool, old_repeat: int) -> None:
     """The page and each CSV: first request, the job's time (new code), then `repeat` requests (p50, p99); with main's
     code (`old_ref`, exported with git archive) side by side on the same database: its first page view is cold (a
     fresh process), its CSVs follow the page in the same process and so share its cache."""
@@ -266,7 +266,7 @@ def requests(engine: str, scale: float, repeat: int, old_ref: str, old: bool) ->
     env.pop("CELERY_BROKER_URL", None)
     for name, code in codes:
         done = subprocess.run([sys.executable, "-c", REQUESTS, json.dumps(
-            {"code": name, "slug": "scale", "targets": targets, "repeat": repeat})],
+            {"code": name, "slug": "scale", "targets": targets, "repeat": repeat if name == "new" else old_repeat})],
             env=dict(env, PYTHONPATH=str(code)), cwd=code, capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(done.stderr[-3000:])
@@ -280,6 +280,7 @@ def main() -> None:
                                            "versus", "build-scale", "requests"])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--old-ref", default="main", help="the code to compare with (requests)")
+    parser.add_argument("--old-repeat", type=int, default=5, help="requests: repeats with the old code (seconds each)")
     parser.add_argument("--no-old", action="store_true", help="requests: this tree's code only")
     parser.add_argument("--engine", default="postgres", choices=["postgres", "sqlite"])
     parser.add_argument("--scale", type=float, default=1.0)
@@ -294,7 +295,7 @@ def main() -> None:
         build_scale(args.engine, args.scale)
         return
     if args.action == "requests":
-        requests(args.engine, args.scale, args.repeat, args.old_ref, not args.no_old)
+        requests(args.engine, args.scale, args.repeat, args.old_ref, not args.no_old, args.old_repeat)
         return
     if args.action == "build":
         import psycopg
