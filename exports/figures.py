@@ -160,7 +160,14 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
         "detection": detection_rows(detection),
         "detection-combinations": combination_rows(detection),
     })
+    # PostgreSQL's jsonb keeps no key order, and a CSV's columns have one: each row is stored as [key, value] pairs.
+    tables = {name: ({key: _pairs(rows) for key, rows in value.items()} if isinstance(value, dict) else _pairs(value))
+              for name, value in tables.items()}
     return _json({"source": source, "page": page, "tables": tables})
+
+
+def _pairs(rows: list[dict]) -> list[list]:
+    return [list(row.items()) for row in rows]
 
 
 def _progress_series(project: Project, source: str) -> dict[str, list[tuple[str, int]]]:
@@ -189,10 +196,14 @@ def table_from(figures: dict, table: str, dimension: str = "composite") -> list[
     """One CSV's rows from stored figures, as exports.tables.table_rows gives them; None for an unknown table."""
     tables = figures["tables"]
     if table.startswith("evaluator-"):
-        return tables["evaluator"].get(table.removeprefix("evaluator-"), [])
-    if table == "scores":
-        return tables["scores"].get(dimension, [])
-    return tables.get(table)
+        rows = tables["evaluator"].get(table.removeprefix("evaluator-"), [])
+    elif table == "scores":
+        rows = tables["scores"].get(dimension, [])
+    elif table in tables:
+        rows = tables[table]
+    else:
+        return None
+    return [dict(pairs) for pairs in rows]
 
 
 def _analytics_tables(data: Analytics) -> dict:
