@@ -22,7 +22,7 @@ from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Grade, Hit, Task
+from annotation.models import Adjudication, Assignment, Hit, Task
 from annotation.models.assignment import counted_submission_q
 from assist.models import EvaluatorScore
 from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
@@ -54,11 +54,10 @@ def labels_fingerprint(project: Project) -> str:
     parts = [
         project.adjudication_in_aggregation,
         # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
-        # confirmation): a reservation or an answer saved on one changes nothing until it is submitted.
+        # confirmation): a reservation or an answer saved on one changes nothing until it is submitted, and a grade or
+        # an override matters only by moving a submission in or out of the set.
         Assignment.objects.filter(counted_submission_q(), hit__project=project).aggregate(
             n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
-        Grade.objects.filter(assignment__hit__project=project, overridden_at__isnull=False).aggregate(
-            n=Count("pk"), overridden=Max("overridden_at")),
         Adjudication.objects.filter(unit__hit__project=project).aggregate(
             n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
         Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
