@@ -140,16 +140,33 @@ def novel_ngram_ratio(summary_tokens: Sequence[str], source_tokens: Sequence[str
     return 1 - len(summary_ngrams & _ngrams(source_tokens, n)) / len(summary_ngrams)
 
 
-def abstractiveness(summary: str, source: str) -> float | None:
+ABSTRACTIVENESS_ORDERS = (1, 3, 5)
+
+
+class SourceNgrams:
+    """The 1-, 3- and 5-gram sets of one source text: a long document's sets cost far more than a summary's, and
+    each document has several summaries."""
+
+    def __init__(self, source: str):
+        tokens = tokenize(source)
+        self.ngrams = {n: _ngrams(tokens, n) for n in ABSTRACTIVENESS_ORDERS}
+
+
+def abstractiveness(summary: str, source: str | SourceNgrams) -> float | None:
     """Mean of the novel 1-, 3- and 5-gram ratios of the summary against its source (paper eq. 6).
 
     Song et al. (2023), via the paper's appendix D.1. For a summary shorter than 5 tokens the mean runs
-    over the orders that exist; None for a summary with no token. Tokens: see `tokenize`.
+    over the orders that exist; None for a summary with no token. Tokens: see `tokenize`. `source` may be the
+    source's n-grams (`SourceNgrams`), made once for the several summaries of one document.
     """
-    summary_tokens, source_tokens = tokenize(summary), tokenize(source)
-    ratios = [novel_ngram_ratio(summary_tokens, source_tokens, n) for n in (1, 3, 5)]
-    defined = [ratio for ratio in ratios if ratio is not None]
-    return sum(defined) / len(defined) if defined else None
+    summary_tokens = tokenize(summary)
+    source = source if isinstance(source, SourceNgrams) else SourceNgrams(source)
+    ratios = []
+    for n in ABSTRACTIVENESS_ORDERS:
+        summary_ngrams = _ngrams(summary_tokens, n)
+        if summary_ngrams:
+            ratios.append(1 - len(summary_ngrams & source.ngrams[n]) / len(summary_ngrams))
+    return sum(ratios) / len(ratios) if ratios else None
 
 
 def domain_stability(domain_means: Mapping[Hashable, float | None] | Iterable[float | None]) -> float:

@@ -1,5 +1,6 @@
 from celery import shared_task
 
+from .figures import figures_run
 from .runs import export_run
 
 
@@ -7,3 +8,9 @@ from .runs import export_run
 def export_task(job_id: int) -> None:
     # Rerunnable: a redelivered task rewrites the same files from the same labels.
     export_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def analytics_task(job_id: int) -> None:
+    # Rerunnable: a redelivered task computes the same figures from the same labels (a finished job is not rerun).
+    figures_run(job_id=job_id)

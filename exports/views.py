@@ -4,17 +4,17 @@ Every view asks corpus.access.get_managed_project: outsiders get a 404, annotato
 """
 
 import io
-import math
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from annotation.models import Task
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
 from assist.evaluators.runs import evaluator_run_start
@@ -23,148 +23,99 @@ from corpus.access import get_managed_project
 from corpus.importing import DatasetError
 from corpus.models import Job, JobAlreadyOpen
 
-from . import plots
 from .csv_files import write_rows
 from .evaluators import import_evaluator_scores
 from .export import TABLE_FORMATS, ExportOptions
-from .report import COEFFICIENT_NAMES, PAPER_REFERENCE
+from .figures import DIMENSIONS, current_figures, figures_job, figures_start, labels_fingerprint, table_from
+from .figures import KIND as FIGURES_KIND
 from .runs import export_start
-from .scores import SCORE_DIMENSIONS
-from .selectors import evaluators_of, label_source
-from .tables import (
-    TABLES,
-    cached_analytics,
-    cached_detection,
-    cached_report,
-    combination_rows,
-    detection_rows,
-    evaluator_means,
-    evaluator_rows,
-    progress_series,
-    table_rows,
-)
+from .tables import TABLES
 
-DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
+
+def _include_simulated(request) -> bool:
+    return (request.GET.get("simulated") or request.POST.get("simulated")) == "1"
 
 
 @login_required
 def analytics(request, slug):
+    """The figures as computed for the labels the database holds now; while they are being (re)computed, the job's
+    progress instead, polled by htmx (exports.figures: nothing is computed in the request)."""
     project = get_managed_project(request.user, slug)
-    include_simulated = request.GET.get("simulated") == "1"
-    source = label_source(project, include_simulated=include_simulated)
+    include_simulated = _include_simulated(request)
     dimension = request.GET.get("dimension", "composite")
     if dimension not in DIMENSIONS:
         dimension = "composite"
-    report = cached_report(project, source)
-    data = cached_analytics(project, source)
-    context = {"project": project, "source": source, "include_simulated": include_simulated,
+    config = backend_config()
+    context = {"project": project, "include_simulated": include_simulated,
                "dimension": dimension, "dimensions": DIMENSIONS, "tables": TABLES, "table_formats": TABLE_FORMATS,
-               "agreement": _agreement_context(report), "n_boot": report.n_boot,
-               "jobs": project.jobs.filter(kind=Job.Kind.EXPORT)[:5], "evaluators": evaluators_of(project)}
-    table = data.table()
-    if table is not None:
-        frame = table.by_domain[dimension]
-        context["heatmap"] = plots.heatmap([str(i) for i in frame.index], [str(c) for c in frame.columns],
-                                           frame.to_numpy().tolist())
-        context["summarizers"] = table_rows(project, source, "summarizers")
-    errors = data.error_types.get("model") or {}
-    if errors:
-        context["error_bars"] = plots.stacked_bars(errors)
-        context["context_bars"] = plots.stacked_bars({**data.error_types["input_type"], **data.error_types["length"]})
-    context["error_sentences"] = data.error_sentences
-    context["corrections"] = data.corrections_judgments
-    context["corrections_majority"] = data.corrections_majority
-    series = progress_series(project, source)
-    if series:
-        context["progress_chart"] = plots.lines(series)
-    context.update(_evaluator_context(project, source, context["evaluators"]))
+               "jobs": project.jobs.filter(kind=Job.Kind.EXPORT)[:5], "evaluator_names": EVALUATOR_NAMES,
+               "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
+               "evaluator_jobs": project.jobs.filter(kind=Job.Kind.EVALUATOR)[:5]}
+    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
+    if stored is None:
+        context["figures_job"] = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint,
+                                             user=request.user)
+        return render(request, "exports/analytics.html", context)
+    page = stored.figures["page"]
+    context.update(page)
+    context.update({"source": stored.figures["source"], "computed": stored.computed,
+                    "heatmap": page.get("heatmaps", {}).get(dimension)})
     return render(request, "exports/analytics.html", context)
 
 
-def _evaluator_context(project, source: str, names: list[str]) -> dict:
-    """The evaluator benchmark: correlations (table and plot), sentence-level detection, combinations, runs."""
-    rows = {name: evaluator_rows(project, source, name) for name in names}
-    points = [{"label": f"{row['evaluator']} {row['dimension']}", "value": _nan(row["summary_pearson"]),
-               "ci_low": _nan(row["summary_pearson_ci_low"]), "ci_high": _nan(row["summary_pearson_ci_high"]),
-               "cls": f"series-{names.index(row['evaluator']) % plots.SERIES}",
-               "title": f"{row['evaluator']} {row['dimension']}: Pearson {_fmt(_nan(row['summary_pearson']))} "
-                        f"over {row['summary_n']} summaries"}
-              for name in names for row in rows[name] if row["group_by"] == "overall"]
-    detection = cached_detection(project, source)
-    single = list(detection.single)
-    # SBERTScore paper, figure 1: the diagonal is each evaluator alone, above it OR, below it AND.
-    matrix = [[_combination_cell(detection, a, b, i, j) for j, b in enumerate(single)] for i, a in enumerate(single)]
-    config = backend_config()
-    analytics = cached_analytics(project, source)
-    return {
-        "evaluator_tables": [{"name": name, "overall": [row for row in rows[name] if row["group_by"] == "overall"],
-                              "groups": [row for row in rows[name] if row["group_by"] != "overall"],
-                              "means": evaluator_means(project, name, analytics)}
-                             for name in names],
-        "human_scores": analytics.has_scores,
-        # Without a single defined correlation the chart would be a column of "undefined": the tables say why.
-        "evaluator_chart": plots.intervals(points, low=-1.0, high=1.0)
-        if any(not math.isnan(point["value"]) for point in points) else None,
-        "detection": detection, "detection_rows": detection_rows(detection),
-        "combination_rows": combination_rows(detection), "combination_matrix": list(zip(single, matrix)),
-        "combination_names": single,
-        "roc_chart": plots.roc_curves({name: list(result.roc) for name, result in detection.single.items()
-                                       if result.roc}) if any(r.roc for r in detection.single.values()) else None,
-        "evaluator_names": EVALUATOR_NAMES,
-        "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
-        "evaluator_jobs": project.jobs.filter(kind=Job.Kind.EVALUATOR)[:5],
-    }
+@login_required
+@require_GET
+def analytics_status(request, slug):
+    """What the page polls while its figures are computed: the job's progress, then a refresh once they are current
+    (a failed job stops the polling and shows its error)."""
+    project = get_managed_project(request.user, slug)
+    include_simulated = _include_simulated(request)
+    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
+    if stored is not None:
+        if request.htmx:
+            return HttpResponseClientRefresh()
+        return redirect(_analytics_url(project, include_simulated))
+    job = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint, user=request.user)
+    context = {"project": project, "figures_job": job, "include_simulated": include_simulated}
+    if job.status == Job.Status.FAILED and request.htmx:
+        return HttpResponseStopPolling(render_to_string("exports/_figures_pending.html", context, request=request))
+    return render(request, "exports/_figures_pending.html", context)
 
 
-def _combination_cell(detection, a: str, b: str, i: int, j: int) -> dict:
-    if a == b:
-        return {"text": _fmt(detection.single[a].balanced_accuracy), "diagonal": True,
-                "title": f"{a} alone: balanced accuracy on the test half"}
-    rule = "or" if i < j else "and"
-    result = detection.combined[(a, b) if a < b else (b, a)][rule]
-    meaning = ("consistent when at least one says so" if rule == "or" else "consistent only when both say so")
-    return {"text": _fmt(result.balanced_accuracy), "diagonal": False,
-            "title": f"{a} {rule.upper()} {b} ({meaning}): balanced accuracy on {result.n_test} test sentences"}
+@login_required
+@require_POST
+def analytics_compute(request, slug):
+    """Compute the figures again after a failed job (a page view never retries a job that failed on the same
+    labels)."""
+    project = get_managed_project(request.user, slug)
+    include_simulated = _include_simulated(request)
+    if not project.jobs.open().filter(kind=FIGURES_KIND, params__include_simulated=include_simulated).exists():
+        figures_start(project=project, include_simulated=include_simulated, user=request.user,
+                      fingerprint=labels_fingerprint(project))
+    return redirect(_analytics_url(project, include_simulated))
 
 
-def _nan(value) -> float:
-    return math.nan if value is None else value
-
-
-def _agreement_context(report) -> list[dict]:
-    tasks = []
-    for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
-        rows = report.for_task(task)
-        if not rows:
-            continue
-        points = [{"label": "overall" if row.breakdown == "overall" else row.group, "value": row.primary.value,
-                   "ci_low": row.primary.ci_low, "ci_high": row.primary.ci_high,
-                   "cls": "series-1" if row.breakdown == "overall" else "series-0",
-                   "title": f"{row.group}: {_fmt(row.primary.value)} ({row.n_units} units)"}
-                  for row in rows if row.breakdown in ("overall", "domain")]
-        table = [{"name": "overall" if row.breakdown == "overall" else f"{row.breakdown}: {row.group}",
-                  "overall": row.breakdown == "overall", "n_units": row.n_units, "n_ratings": row.n_ratings,
-                  "primary": _fmt(row.primary.value), "secondary": _fmt(row.secondary.value),
-                  "interval": f"[{_fmt(row.primary.ci_low)}, {_fmt(row.primary.ci_high)}]"
-                  if not math.isnan(row.primary.ci_low) else "—"} for row in rows]
-        tasks.append({"task": task, "label": task.label, "rows": table, "reference": PAPER_REFERENCE[task],
-                      "primary": COEFFICIENT_NAMES[rows[0].primary.coefficient],
-                      "secondary": COEFFICIENT_NAMES[rows[0].secondary.coefficient],
-                      "chart": plots.intervals(points, reference=PAPER_REFERENCE[task])})
-    return tasks
-
-
-def _fmt(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:.3f}"
+def _analytics_url(project, include_simulated: bool) -> str:
+    return reverse("exports_analytics", args=[project.slug]) + ("?simulated=1" if include_simulated else "")
 
 
 @login_required
 def table_csv(request, slug, table):
+    """One table as CSV, from the current figures only: while they are being recomputed, 503 and Retry-After
+    (never the figures of older labels, never a computation inside the request)."""
     project = get_managed_project(request.user, slug)
     if table not in TABLES and not table.startswith("evaluator-"):
         raise Http404("No such table")
-    source = label_source(project, include_simulated=request.GET.get("simulated") == "1")
-    rows = table_rows(project, source, table, dimension=request.GET.get("dimension", "composite"))
+    include_simulated = _include_simulated(request)
+    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
+    if stored is None:
+        job = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint, user=request.user)
+        state = f"failed: {job.error}" if job.status == Job.Status.FAILED else job.get_status_display().lower()
+        response = HttpResponse(f"The analytics are being computed from the current labels (job #{job.pk}, {state}). "
+                                "Try again in a moment.\n", status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "5"
+        return response
+    rows = table_from(stored.figures, table, dimension=request.GET.get("dimension", "composite"))
     if rows is None:
         raise Http404("No such table")
     buffer = io.StringIO()

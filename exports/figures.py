@@ -1,0 +1,323 @@
+"""The analytics figures of a project: computed by a job, kept with the fingerprint of what they read, never stale.
+
+Computing them reads every counted label and bootstraps agreement: seconds at UniSumEval scale, minutes beyond, so
+it never runs inside a request. `figures_compute` builds, in one pass over the labels, everything the analytics page
+draws and every CSV it offers, as plain JSON; the job (`figures_start`, a Job row and a Celery task, as HIT building)
+stores it in `AnalyticsFigures` with the fingerprint taken before it read anything. A page or CSV request asks
+`current_figures`: the stored figures count only while the fingerprint of the database still matches; otherwise
+the request starts (or finds) the job and says the figures are being recomputed.
+
+The fingerprint (`labels_fingerprint`): counts, largest ids and latest timestamps of the tables the figures read,
+one aggregate per table over indexed foreign keys, rather than a version counter bumped by every writer: labels
+arrive through bulk inserts and bulk updates that no signal sees, and a counter missed once would show stale figures
+as current. An insert moves a count and a largest id, an edit a timestamp, a delete a count.
+"""
+
+import hashlib
+import math
+import time
+
+from django.db import transaction
+from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from annotation.models import Adjudication, Assignment, Hit, Task
+from annotation.models.assignment import counted_submission_q
+from assist.models import EvaluatorScore
+from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
+
+from . import plots
+from .analytics import Analytics, project_analytics
+from .evaluators import detection_report
+from .models import AnalyticsFigures, ReleaseLabels
+from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, agreement_report
+from .scores import SCORE_DIMENSIONS
+from .selectors import analysis_labels, evaluators_of, label_source
+from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
+
+# Not one of corpus.Job.Kind's choices (a model other apps own): the jobs fragment shows the raw value.
+KIND = "analytics"
+DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
+
+
+def labels_fingerprint(project: Project) -> str:
+    """A digest of what the figures read; it changes whenever counted labels, a submission's standing (status,
+    identity, grade, override), an adjudication, a key-fact's status, the corpus, the HITs, an evaluator score or a
+    release's labels do, and when a job that rewrites units (HIT building, AI assistance) finishes.
+
+    Labels are read through their assignments, not one by one (1.7M labels at 10x UniSumEval would cost the page
+    seconds): a label is written only while its assignment is open (annotation.services.answers locks an open one)
+    and does not count then; it starts or stops counting only when its assignment enters or leaves the counted
+    submissions (submitted, confirmed, discarded, graded, overridden, deleted), which moves their aggregates. Bulk
+    writers (simulation, restore) create counted assignments with the labels."""
+    parts = [
+        project.adjudication_in_aggregation,
+        # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
+        # confirmation): a reservation or an answer saved on one changes nothing until it is submitted, and a grade or
+        # an override matters only by moving a submission in or out of the set.
+        Assignment.objects.filter(counted_submission_q(), hit__project=project).aggregate(
+            n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
+        Adjudication.objects.filter(unit__hit__project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
+        Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
+        KeyFact.objects.filter(document__project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), accepted=Count("pk", filter=Q(status=KeyFact.Status.ACCEPTED))),
+        Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
+        Summary.objects.filter(document__project=project).aggregate(n=Count("pk"), last=Max("pk")),
+        EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"), changed=Max("updated")),
+        ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
+                                                                changed=Max("imported")),
+        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT]).aggregate(n=Count("pk"), finished=Max("finished")),
+    ]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def current_figures(project: Project, *, include_simulated: bool) -> tuple[AnalyticsFigures | None, str]:
+    """The stored figures if they were computed from what the database holds now (else None), and the fingerprint."""
+    fingerprint = labels_fingerprint(project)
+    figures = AnalyticsFigures.objects.filter(project=project, include_simulated=include_simulated,
+                                              fingerprint=fingerprint).first()
+    return figures, fingerprint
+
+
+def figures_job(project: Project, *, include_simulated: bool, fingerprint: str, user=None) -> Job:
+    """The job computing this project's figures: the open one, the one that failed on these very labels (shown with
+    its error, not retried on every page view), or a new one."""
+    with transaction.atomic():
+        # The project row's lock makes two page views at once start one job, not two.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        jobs = project.jobs.filter(kind=KIND, params__include_simulated=include_simulated)
+        job = jobs.open().order_by("-pk").first() or jobs.filter(
+            status=Job.Status.FAILED, params__fingerprint=fingerprint).order_by("-pk").first()
+        if job is not None:
+            return job
+        return figures_start(project=project, include_simulated=include_simulated, user=user,
+                             fingerprint=fingerprint)
+
+
+def figures_start(*, project: Project, include_simulated: bool, user=None, fingerprint: str = "") -> Job:
+    from .tasks import analytics_task
+
+    return job_start(kind=KIND, project=project, task=analytics_task, user=user, total=1,
+                     params={"include_simulated": include_simulated, "fingerprint": fingerprint})
+
+
+def figures_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_compute)
+
+
+def _compute(job: Job) -> None:
+    project, include_simulated = job.project, bool(job.params.get("include_simulated"))
+    # Taken before anything is read: a label that arrives meanwhile makes the stored figures stale, never the
+    # reverse.
+    fingerprint = labels_fingerprint(project)
+    job.advance(0, "reading the labels")
+    started = time.perf_counter()
+    figures = figures_compute(project, include_simulated=include_simulated)
+    seconds = time.perf_counter() - started
+    AnalyticsFigures.objects.update_or_create(
+        project=project, include_simulated=include_simulated,
+        defaults={"fingerprint": fingerprint, "figures": figures, "computed": timezone.now(), "seconds": seconds})
+    job.advance(1, "done")
+    job.finish({"include_simulated": include_simulated, "label_source": figures["source"],
+                "seconds": round(seconds, 2)})
+
+
+def figures_compute(project: Project, *, include_simulated: bool) -> dict:
+    """Everything the analytics page draws and every CSV's rows, as JSON (NaN becomes None)."""
+    source = label_source(project, include_simulated=include_simulated)
+    report = agreement_report(project, source=source)
+    data = project_analytics(project, source=source)
+    names = evaluators_of(project)
+    detection = detection_report(project, data, names)
+    series = _progress_series(project, source)
+    evaluators = {name: evaluator_rows(project, source, name, data) for name in names}
+    page = {"agreement": _agreement_context(report), "n_boot": report.n_boot, "evaluators": names,
+            "error_sentences": data.error_sentences,
+            "corrections": _rates(data.corrections_judgments),
+            "corrections_majority": _rates(data.corrections_majority),
+            "progress_chart": plots.lines(series) if series else None}
+    table = data.table()
+    tables = _analytics_tables(data)
+    if table is not None:
+        page["heatmaps"] = {dimension: plots.heatmap(
+            [str(i) for i in frame.index], [str(c) for c in frame.columns], frame.to_numpy().tolist())
+            for dimension, frame in table.by_domain.items()}
+        page["summarizers"] = tables["summarizers"]
+    errors = data.error_types.get("model") or {}
+    if errors:
+        page["error_bars"] = plots.stacked_bars(errors)
+        page["context_bars"] = plots.stacked_bars({**data.error_types["input_type"], **data.error_types["length"]})
+    page.update(_evaluator_context(project, names, evaluators, detection, data))
+    tables.update({
+        "agreement": [row.flat() for row in report.rows],
+        "progress": [{"task": task, "day": day, "cumulative_labels": n}
+                     for task, points in series.items() for day, n in points],
+        "evaluators": [row for name in names for row in evaluators[name]],
+        "evaluator": evaluators,
+        "detection": detection_rows(detection),
+        "detection-combinations": combination_rows(detection),
+    })
+    # PostgreSQL's jsonb keeps no key order, and a CSV's columns have one: each row is stored as [key, value] pairs.
+    tables = {name: ({key: _pairs(rows) for key, rows in value.items()} if isinstance(value, dict) else _pairs(value))
+              for name, value in tables.items()}
+    return _json({"source": source, "page": page, "tables": tables})
+
+
+def _pairs(rows: list[dict]) -> list[list]:
+    return [list(row.items()) for row in rows]
+
+
+def _progress_series(project: Project, source: str) -> dict[str, list[tuple[str, int]]]:
+    """exports.tables.progress_series in one grouped query instead of two: counted labels per task and hour of
+    submission, summed into days when the work spans more than one."""
+    rows = list(analysis_labels(project, source).order_by()
+                .values("unit__task", hour=TruncHour("assignment__submitted_at")).annotate(n=Count("pk"))
+                .order_by("hour", "unit__task"))
+    days = {None if row["hour"] is None else timezone.localtime(row["hour"]).date() for row in rows}
+    counts: dict[tuple, int] = {}
+    for row in rows:
+        hour = row["hour"]
+        if len(days) > 1:
+            key = str(None if hour is None else timezone.localtime(hour).date())
+        else:
+            key = timezone.localtime(hour).strftime("%Y-%m-%d %H:00")
+        counts[row["unit__task"], key] = counts.get((row["unit__task"], key), 0) + row["n"]
+    series: dict[str, list[tuple[str, int]]] = {}
+    for (task, day), n in counts.items():
+        points = series.setdefault(task, [])
+        points.append((day, (points[-1][1] if points else 0) + n))
+    return series
+
+
+def table_from(figures: dict, table: str, dimension: str = "composite") -> list[dict] | None:
+    """One CSV's rows from stored figures, as exports.tables.table_rows gives them; None for an unknown table."""
+    tables = figures["tables"]
+    if table.startswith("evaluator-"):
+        rows = tables["evaluator"].get(table.removeprefix("evaluator-"), [])
+    elif table == "scores":
+        rows = tables["scores"].get(dimension, [])
+    elif table in tables:
+        rows = tables[table]
+    else:
+        return None
+    return [dict(pairs) for pairs in rows]
+
+
+def _analytics_tables(data: Analytics) -> dict:
+    """The CSV rows exports.tables.table_rows derives from an Analytics (the same columns and rounding)."""
+    frame = data.summarizer_table()
+    score_table = data.table()
+    return {
+        "summarizers": [{"summarizer": model, **{k: _clean(v) for k, v in values.items()}}
+                        for model, values in frame.to_dict("index").items()],
+        "scores": {dimension: [{"summarizer": model, **{str(k): _clean(v) for k, v in values.items()}}
+                               for model, values in score_table.by_domain[dimension].to_dict("index").items()]
+                   for dimension in score_table.by_domain} if score_table is not None else {},
+        "error-types": [{"group_by": group_by, "group": group, "error_type": name, "share": round(share, 4)}
+                        for group_by, groups in data.error_types.items() for group, shares in groups.items()
+                        for name, share in shares.items()],
+        "corrections": [{"pairs": name, "ai_error": rates.ai_error, "ai_error_corrected": rates.ai_error_corrected,
+                         "ai_error_correction_rate": _clean(rates.ai_error_correction_rate),
+                         "ai_no_error": rates.ai_no_error, "ai_no_error_corrected": rates.ai_no_error_corrected,
+                         "ai_no_error_correction_rate": _clean(rates.ai_no_error_correction_rate)}
+                        for name, rates in (("per judgment", data.corrections_judgments),
+                                            ("per sentence (majority)", data.corrections_majority))],
+    }
+
+
+def _rates(rates) -> dict:
+    return {"ai_error": rates.ai_error, "ai_error_corrected": rates.ai_error_corrected,
+            "ai_no_error": rates.ai_no_error, "ai_no_error_corrected": rates.ai_no_error_corrected,
+            "ai_error_correction_rate": rates.ai_error_correction_rate,
+            "ai_no_error_correction_rate": rates.ai_no_error_correction_rate}
+
+
+def _evaluator_context(project: Project, names: list[str], rows: dict, detection, data: Analytics) -> dict:
+    """The evaluator benchmark: correlations (table and plot), sentence-level detection, combinations."""
+    points = [{"label": f"{row['evaluator']} {row['dimension']}", "value": _nan(row["summary_pearson"]),
+               "ci_low": _nan(row["summary_pearson_ci_low"]), "ci_high": _nan(row["summary_pearson_ci_high"]),
+               "cls": f"series-{names.index(row['evaluator']) % plots.SERIES}",
+               "title": f"{row['evaluator']} {row['dimension']}: Pearson {_fmt(_nan(row['summary_pearson']))} "
+                        f"over {row['summary_n']} summaries"}
+              for name in names for row in rows[name] if row["group_by"] == "overall"]
+    single = list(detection.single)
+    # SBERTScore paper, figure 1: the diagonal is each evaluator alone, above it OR, below it AND.
+    matrix = [[_combination_cell(detection, a, b, i, j) for j, b in enumerate(single)] for i, a in enumerate(single)]
+    return {
+        "evaluator_tables": [{"name": name, "overall": [row for row in rows[name] if row["group_by"] == "overall"],
+                              "groups": [row for row in rows[name] if row["group_by"] != "overall"],
+                              "means": evaluator_means(project, name, data)}
+                             for name in names],
+        "human_scores": bool(data.has_scores),
+        # Without a single defined correlation the chart would be a column of "undefined": the tables say why.
+        "evaluator_chart": plots.intervals(points, low=-1.0, high=1.0)
+        if any(not math.isnan(point["value"]) for point in points) else None,
+        "detection_split": detection.split.describe(), "detection_rows": detection_rows(detection),
+        "combination_rows": combination_rows(detection), "combination_matrix": list(zip(single, matrix)),
+        "combination_names": single,
+        "roc_chart": plots.roc_curves({name: list(result.roc) for name, result in detection.single.items()
+                                       if result.roc}) if any(r.roc for r in detection.single.values()) else None,
+    }
+
+
+def _combination_cell(detection, a: str, b: str, i: int, j: int) -> dict:
+    if a == b:
+        return {"text": _fmt(detection.single[a].balanced_accuracy), "diagonal": True,
+                "title": f"{a} alone: balanced accuracy on the test half"}
+    rule = "or" if i < j else "and"
+    result = detection.combined[(a, b) if a < b else (b, a)][rule]
+    meaning = ("consistent when at least one says so" if rule == "or" else "consistent only when both say so")
+    return {"text": _fmt(result.balanced_accuracy), "diagonal": False,
+            "title": f"{a} {rule.upper()} {b} ({meaning}): balanced accuracy on {result.n_test} test sentences"}
+
+
+def _agreement_context(report) -> list[dict]:
+    tasks = []
+    for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
+        rows = report.for_task(task)
+        if not rows:
+            continue
+        points = [{"label": "overall" if row.breakdown == "overall" else row.group, "value": row.primary.value,
+                   "ci_low": row.primary.ci_low, "ci_high": row.primary.ci_high,
+                   "cls": "series-1" if row.breakdown == "overall" else "series-0",
+                   "title": f"{row.group}: {_fmt(row.primary.value)} ({row.n_units} units)"}
+                  for row in rows if row.breakdown in ("overall", "domain")]
+        table = [{"name": "overall" if row.breakdown == "overall" else f"{row.breakdown}: {row.group}",
+                  "overall": row.breakdown == "overall", "n_units": row.n_units, "n_ratings": row.n_ratings,
+                  "primary": _fmt(row.primary.value), "secondary": _fmt(row.secondary.value),
+                  "interval": f"[{_fmt(row.primary.ci_low)}, {_fmt(row.primary.ci_high)}]"
+                  if not math.isnan(row.primary.ci_low) else "—"} for row in rows]
+        tasks.append({"task": str(task), "label": task.label, "rows": table, "reference": PAPER_REFERENCE[task],
+                      "primary": COEFFICIENT_NAMES[rows[0].primary.coefficient],
+                      "secondary": COEFFICIENT_NAMES[rows[0].secondary.coefficient],
+                      "chart": plots.intervals(points, reference=PAPER_REFERENCE[task])})
+    return tasks
+
+
+def _clean(value):
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 4)
+    return value
+
+
+def _nan(value) -> float:
+    return math.nan if value is None else value
+
+
+def _fmt(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3f}"
+
+
+def _json(value):
+    """JSON-ready: tuples become lists, NaN and infinities None (PostgreSQL's jsonb has no NaN), keys strings."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(key): _json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    if hasattr(value, "item") and not isinstance(value, str):  # NumPy scalars
+        return _json(value.item())
+    return value
