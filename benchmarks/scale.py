@@ -15,9 +15,10 @@ so that key-facts settle; FV; KA); with --before REF (default: where this branch
 with that commit's code on a copy of the database taken right after the import, side by side, and whether both
 builds made the same HITs, units and checks (HIT ids made deterministic in both); the FV and KA labels of the same
 simulated annotators; the agreement report (3 tasks x their breakdowns, 1,000 bootstrap resamples each); the full
-export (annotator labels, assistance, checks, parquet tables, card); the pages a manager opens, read as a manager
-with Django's test client (time and response size). With --mapping, the contextual mapping of every document
-(the embedding model on the CPU: ~2 minutes per 10,000 sentences on this machine kind) runs after the import.
+export (annotator labels, assistance, checks, parquet tables, card); the analytics page's figures (its job, run
+here); the pages a manager opens, read as a manager with Django's test client (time and response size). With
+--mapping, the contextual mapping of every document (the embedding model on the CPU: ~2 minutes per 10,000
+sentences on this machine kind) runs after the import.
 One JSON line per step. --parallel runs the engines at the same time (each step is one process: two engines keep
 the two cores busy), which halves the wall time and adds noise to both.
 
@@ -82,6 +83,17 @@ elif step == "agreement":
     from exports.report import agreement_report
     report = agreement_report(Project.objects.get(slug=args["slug"]), include_simulated=True)
     out.update(rows=len(report.rows))
+elif step == "analytics":
+    # The analytics page's figures, computed as its job does (the page then reads them: the "pages" step).
+    from corpus.models import Job
+    from exports.figures import figures_run, figures_start
+    project = Project.objects.get(slug=args["slug"])
+    for include_simulated in (False, True):
+        job = figures_start(project=project, include_simulated=include_simulated)
+        figures_run(job_id=job.pk)
+        job.refresh_from_db()
+        assert job.status == Job.Status.DONE, job.error
+    out.update(jobs=2)
 elif step == "build":
     from annotation.services.hits import build_hits
     deterministic_ids(f"scale-{args['task']}")
@@ -283,12 +295,14 @@ def run_engine(engine: Engine, scale: float, data: Path, old_code: Path | None, 
         emit({"engine": name, **child(ROOT, engine.url(), work, "simulate", slug=SLUG, tasks=["fv", "ka"])})
         emit({"engine": name, **child(ROOT, engine.url(), work, "agreement", slug=SLUG)})
     emit({"engine": name, **child(ROOT, engine.url(), work, "export", slug=SLUG)})
+    emit({"engine": name, **child(ROOT, engine.url(), work, "analytics", slug=SLUG)})
     emit({"engine": name, **child(ROOT, engine.url(), work, "pages", slug=SLUG)})
 
 
 STEP_NAMES = {"import": "import", "mapping": "contextual mapping", "build": "build {task} HITs with checks",
               "simulate": "{tasks} labels, 3 simulated annotators", "agreement": "agreement report",
-              "export": "full export"}
+              "export": "full export", "analytics": "analytics figures (the page's job, with and without "
+              "simulated labels)"}
 PAGE_NAMES = {"project_detail": "project page", "progress": "progress page", "hit_list": "HIT list",
               "quality_dashboard": "quality dashboard", "exports_analytics": "analytics page"}
 
