@@ -36,7 +36,7 @@ from corpus.models import Document, KeyFact, Project
 from .aggregation import RELEASE_FIELDS, summary_results
 from .analytics import Collector
 from .csv_files import write_frame
-from .selectors import analysis_labels, check_labels, label_source
+from .selectors import analysis_labels, check_labels, label_source, stream
 
 FORMATS = ("jsonl", "json")
 TABLE_FORMATS = ("csv", "parquet")
@@ -222,10 +222,10 @@ def write_labels_table(project: Project, source: str, path: Path) -> Path:
     candidates, human = keyfact_positions(project)
     uids = dict(Document.objects.filter(project=project).values_list("pk", "uid"))
     writer = _TableWriter(path, LABEL_COLUMNS, chunk=LABEL_CHUNK)
-    rows = (analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
-            .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
-                         "unit__summary_sentence__index", "unit__keyfact_id", "has_error", "error_types", "ai_right",
-                         "useful", "aligned", "seconds_on_item").iterator(chunk_size=LABEL_CHUNK))
+    rows = stream(analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
+                  .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
+                               "unit__summary_sentence__index", "unit__keyfact_id", "has_error", "error_types",
+                               "ai_right", "useful", "aligned", "seconds_on_item"), LABEL_CHUNK)
     for annotator, task, document, model, sentence, keyfact, *answers in rows:
         writer.add(dict(zip(LABEL_COLUMNS, (
             names[annotator], task, uids[document], model, sentence,
@@ -238,19 +238,21 @@ def write_labels_table(project: Project, source: str, path: Path) -> Path:
 def write_checks(project: Project, path: Path) -> Path:
     """Every answer on an attention-check unit, with what was expected and the submission's grade."""
     with path.open("w", encoding="utf-8") as handle:
-        rows = (check_labels(project).order_by("unit__hit__task", "assignment_id", "unit__position")
-                .values_list("annotator__public_id", "unit__hit__task", "unit__hit__document__uid",
-                             "unit__hit__summary__model", "unit__position", "unit__attention_check__kind",
-                             "unit__attention_check__expected", "has_error", "ai_right", "useful", "aligned",
-                             "assignment__public_id", "assignment__grade__passed",
-                             "assignment__grade__override_passed", "annotator__provider")
-                .iterator(chunk_size=10_000))
+        rows = stream(check_labels(project).order_by("unit__hit__task", "assignment_id", "unit__position")
+                      .values_list("annotator__public_id", "unit__hit__task", "unit__hit__document__uid",
+                                   "unit__hit__summary__model", "unit__position", "unit__attention_check__kind",
+                                   "unit__attention_check__expected", "has_error", "ai_right", "useful", "aligned",
+                                   "assignment__public_id", "assignment__grade__passed",
+                                   "assignment__grade__override_passed", "annotator__provider"), 10_000)
+        names = {}  # public_id -> pseudonym: one per annotator, not one model instance per answer
         for (public_id, task, uid, model, position, kind, expected, has_error, ai_right, useful, aligned,
              assignment, passed, override, provider) in rows:
             answer = {"has_error": has_error, "ai_right": ai_right, "useful": useful, "aligned": aligned}
             given = {name: answer[name] for name in expected}
+            if public_id not in names:
+                names[public_id] = Annotator(public_id=public_id).pseudonym
             handle.write(json.dumps({
-                "annotator": Annotator(public_id=public_id).pseudonym, "simulated": provider == "simulated",
+                "annotator": names[public_id], "simulated": provider == "simulated",
                 "task": task, "uid": uid, "model": model, "position": position, "kind": kind,
                 "expected": expected, "answer": given, "correct": given == expected,
                 "submission": str(assignment), "submission_passed": passed if override is None else override,

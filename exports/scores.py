@@ -7,6 +7,7 @@ composite is the mean of all three scores or None, never a mean of fewer.
 """
 
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter, defaultdict
@@ -140,14 +141,28 @@ def novel_ngram_ratio(summary_tokens: Sequence[str], source_tokens: Sequence[str
     return 1 - len(summary_ngrams & _ngrams(source_tokens, n)) / len(summary_ngrams)
 
 
+ABSTRACTIVENESS_ORDERS = (1, 3, 5)
+
+
+@functools.lru_cache(maxsize=4)
+def _source_ngrams(source: str) -> tuple[set[tuple[str, ...]], ...]:
+    """The 1-, 3- and 5-gram sets of a source, made once per document: its summaries (9 per document in
+    UniSumEval) arrive one after the other, and these sets are most of abstractiveness' cost."""
+    tokens = tokenize(source)
+    return tuple(_ngrams(tokens, n) for n in ABSTRACTIVENESS_ORDERS)
+
+
 def abstractiveness(summary: str, source: str) -> float | None:
     """Mean of the novel 1-, 3- and 5-gram ratios of the summary against its source (paper eq. 6).
 
     Song et al. (2023), via the paper's appendix D.1. For a summary shorter than 5 tokens the mean runs
     over the orders that exist; None for a summary with no token. Tokens: see `tokenize`.
     """
-    summary_tokens, source_tokens = tokenize(summary), tokenize(source)
-    ratios = [novel_ngram_ratio(summary_tokens, source_tokens, n) for n in (1, 3, 5)]
+    summary_tokens = tokenize(summary)
+    ratios = []
+    for n, source_ngrams in zip(ABSTRACTIVENESS_ORDERS, _source_ngrams(source)):
+        summary_ngrams = _ngrams(summary_tokens, n)
+        ratios.append(1 - len(summary_ngrams & source_ngrams) / len(summary_ngrams) if summary_ngrams else None)
     defined = [ratio for ratio in ratios if ratio is not None]
     return sum(defined) / len(defined) if defined else None
 
@@ -274,7 +289,8 @@ def _share(flags: Sequence[bool | None], negate: bool = False) -> float | None:
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+    # zip of n shifted views: the same tuples as slicing at every position, without a slice per n-gram.
+    return set(zip(*(tokens[i:] for i in range(n))))
 
 
 def _stability_or_nan(means: pd.Series) -> float:

@@ -16,8 +16,10 @@ The rules, in one place:
 """
 
 import dataclasses
+from collections.abc import Iterator
 
 import numpy as np
+from django.db import connection
 from django.db.models import QuerySet
 
 from annotation.models import Annotator, Label, Task
@@ -110,6 +112,32 @@ def task_ratings(project: Project, task: str, source: str) -> TaskRatings:
     ratings = np.full((len(unit_ids), width), np.nan)
     ratings[inverse, position] = value
     return TaskRatings(task=task, unit_ids=unit_ids, document_ids=document[first], ratings=ratings)
+
+
+def stream(queryset: QuerySet, chunk_size: int) -> Iterator:
+    """The rows of `queryset`, fetched `chunk_size` at a time (a server-side cursor on PostgreSQL).
+
+    On PostgreSQL the cursor is planned for reading every row (cursor_tuple_fraction 1.0, for this query only): with
+    the default (0.1) the planner picks a plan that starts fast, and on the counted-label joins, whose size it
+    underestimates, it looped over every HIT for each label: 134 s instead of 1.8 s for 69,000 labels.
+    """
+    rows = queryset.iterator(chunk_size=chunk_size)
+    if connection.vendor != "postgresql":
+        yield from rows
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW cursor_tuple_fraction")
+        default = cursor.fetchone()[0]
+        cursor.execute("SET cursor_tuple_fraction = 1.0")
+    try:
+        first = next(rows, None)  # The cursor is declared, and so planned, here.
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('cursor_tuple_fraction', %s, false)", [default])
+    if first is None:
+        return
+    yield first
+    yield from rows
 
 
 def document_attributes(project: Project) -> dict[int, dict]:
