@@ -56,15 +56,24 @@ EXPORTS = {
 }
 
 
-def database_url(engine: str, scale: float) -> str:
-    suffix = "" if scale == 1 else f"_{scale:g}x".replace(".", "_")
+VARIANTS = {  # What is built and labelled after the import (and the KV HITs and labels, always there).
+    "full": [("build", {"task": "fv"}), ("build", {"task": "ka"}), ("simulate", {"tasks": ["fv", "ka"]})],
+    "noka": [("build", {"task": "fv"}), ("simulate", {"tasks": ["fv"]})],
+    "kv": [("build", {"task": "fv"})],  # FV HITs, no FV label: quick to build at 10x.
+}
+
+
+def database_url(engine: str, scale: float, variant: str = "full") -> str:
+    name = f"{scale:g}x" + ("" if variant == "full" else f"-{variant}")
     if engine == "sqlite":
-        return f"sqlite:///{OUT / f'export-{scale:g}x.sqlite3'}"
-    return PG_BASE + suffix
+        return f"sqlite:///{OUT / f'export-{name}.sqlite3'}"
+    return PG_BASE + ("" if name == "1x" else "_" + name.replace(".", "_").replace("-", "_"))
 
 
-def build(engine: str, scale: float) -> None:
-    url = database_url(engine, scale)
+def build(engine: str, scale: float, variant: str = "full") -> None:
+    url = database_url(engine, scale, variant)
+    steps = [("import", {"rate": CHECK_RATE, "data": str(generate(scale))}), ("build", {"task": "kv"}),
+             ("simulate", {"tasks": ["kv"]}), *VARIANTS[variant]]
     if engine == "sqlite":
         path = Path(url.removeprefix("sqlite:///"))
         for old in path.parent.glob(path.name + "*"):
@@ -77,11 +86,7 @@ def build(engine: str, scale: float) -> None:
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             connection.execute(f'CREATE DATABASE "{name}"')
-    data = generate(scale)
     with tempfile.TemporaryDirectory(prefix="fg-export-build-") as work:
-        steps = [("import", {"rate": CHECK_RATE, "data": str(data)}), ("build", {"task": "kv"}),
-                 ("simulate", {"tasks": ["kv"]}), ("build", {"task": "fv"}), ("build", {"task": "ka"}),
-                 ("simulate", {"tasks": ["fv", "ka"]})]
         for step, args in steps:
             print(json.dumps({"engine": engine, "scale": scale,
                               **child(ROOT, url, Path(work), step, slug=SLUG, **args)}), flush=True)
@@ -108,8 +113,9 @@ def digest(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def measure(engine: str, scale: float, before: str, repeat: int, which: list[str], profile: bool) -> list[dict]:
-    url = database_url(engine, scale)
+def measure(engine: str, scale: float, variant: str, before: str, repeat: int, which: list[str],
+            profile: bool) -> list[dict]:
+    url = database_url(engine, scale, variant)
     lines = []
     with tempfile.TemporaryDirectory(prefix="fg-export-") as temporary:
         work = Path(temporary)
@@ -125,7 +131,7 @@ def measure(engine: str, scale: float, before: str, repeat: int, which: list[str
                     result["sha256"] = {Path(path).name: digest(Path(path)) for path in result.pop("files")}
                     results[label] = result
                 old, new = results["before"], results["after"]
-                line = {"engine": engine, "scale": scale, "export": name, "attempt": attempt, "rows": new["rows"],
+                line = {"engine": engine, "scale": scale, "variant": variant, "export": name, "attempt": attempt, "rows": new["rows"],
                         "before_seconds": old["seconds"], "after_seconds": new["seconds"],
                         "ratio": round(old["seconds"] / max(new["seconds"], 1e-9), 2),
                         "before_peak_rss_mb": old["peak_rss_mb"], "after_peak_rss_mb": new["peak_rss_mb"],
@@ -144,6 +150,8 @@ def main() -> None:
     parser.add_argument("command", choices=["build", "measure"])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="full",
+                        help="full: KV, FV and KA HITs and labels; noka: KV and FV; kv: KV labels, FV HITs")
     parser.add_argument("--before", default="main", help="git ref of the old code")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--exports", default="full,release")
@@ -153,10 +161,10 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     if args.command == "build":
         started = time.perf_counter()
-        build(args.engine, args.scale)
+        build(args.engine, args.scale, args.variant)
         print(json.dumps({"built": args.engine, "seconds": round(time.perf_counter() - started, 1)}))
         return
-    lines = measure(args.engine, args.scale, args.before, args.repeat, args.exports.split(","), args.profile)
+    lines = measure(args.engine, args.scale, args.variant, args.before, args.repeat, args.exports.split(","), args.profile)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
 

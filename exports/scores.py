@@ -37,10 +37,17 @@ def majority_vote(labels: Iterable[bool | None], *, on_tie: bool | None) -> bool
     `on_tie` is what an even split returns: pass the task's rule, `TIE_BREAK["fv"]` and so on, or None
     to leave the unit undecided. No valid label at all also gives None.
     """
-    votes = Counter(bool(label) for label in labels if label is not None)
-    if votes[True] == votes[False]:
-        return None if not votes else on_tie
-    return votes[True] > votes[False]
+    yes = no = 0  # Counted by hand: a Counter per unit cost more than the rest of the vote (66,000 units an export).
+    for label in labels:
+        if label is None:
+            continue
+        if label:
+            yes += 1
+        else:
+            no += 1
+    if yes == no:
+        return None if not yes else on_tie
+    return yes > no
 
 
 def faithfulness(sentence_error_flags: Sequence[bool | None]) -> float | None:
