@@ -131,7 +131,8 @@ def measure(engine: str, scale: float, variant: str, before: str, repeat: int, w
                     result["sha256"] = {Path(path).name: digest(Path(path)) for path in result.pop("files")}
                     results[label] = result
                 old, new = results["before"], results["after"]
-                line = {"engine": engine, "scale": scale, "variant": variant, "export": name, "attempt": attempt, "rows": new["rows"],
+                line = {"engine": engine, "scale": scale, "variant": variant, "export": name, "attempt": attempt,
+                        "rows": new["rows"],
                         "before_seconds": old["seconds"], "after_seconds": new["seconds"],
                         "ratio": round(old["seconds"] / max(new["seconds"], 1e-9), 2),
                         "before_peak_rss_mb": old["peak_rss_mb"], "after_peak_rss_mb": new["peak_rss_mb"],
@@ -164,7 +165,8 @@ def main() -> None:
         build(args.engine, args.scale, args.variant)
         print(json.dumps({"built": args.engine, "seconds": round(time.perf_counter() - started, 1)}))
         return
-    lines = measure(args.engine, args.scale, args.variant, args.before, args.repeat, args.exports.split(","), args.profile)
+    lines = measure(args.engine, args.scale, args.variant, args.before, args.repeat, args.exports.split(","),
+                    args.profile)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
