@@ -262,11 +262,14 @@ def write_checks(project: Project, path: Path) -> Path:
         annotators = {pk: (Annotator(public_id=public_id).pseudonym, provider)
                       for pk, public_id, provider in Annotator.objects.values_list("pk", "public_id", "provider")}
         assignment = submission = None
+        decoded = {}
         for (annotator, task, uid, model, position, kind, expected, has_error, ai_right, useful, aligned,
              assignment_id, public_id, passed, override) in rows:
             if assignment_id != assignment:  # The rows of one submission are together: one id to convert each.
                 assignment, submission = assignment_id, str(as_uuid(public_id))
-            expected = json.loads(expected)
+            if expected not in decoded:  # A few distinct expected answers: each decoded once, only read.
+                decoded[expected] = json.loads(expected)
+            expected = decoded[expected]
             answer = {"has_error": as_bool(has_error), "ai_right": as_bool(ai_right), "useful": as_bool(useful),
                       "aligned": as_bool(aligned)}
             given = {name: answer[name] for name in expected}
