@@ -15,6 +15,7 @@ The card's first lines carry the export time (minutes); that one line is left ou
 import argparse
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -107,14 +108,20 @@ def run_export(code: Path, url: str, out: Path, options: dict, profile: bool = F
 
 
 def digest(path: Path) -> str:
-    data = path.read_bytes()
-    if path.name.endswith(".card.md"):  # "Exported <minute> UTC": the only line that depends on when it ran.
-        data = b"\n".join(line for line in data.split(b"\n") if not line.startswith(b"Exported "))
-    return hashlib.sha256(data).hexdigest()
+    """sha256 of a file, read in blocks: a child's peak RSS counts its parent's at the fork (Linux keeps the
+    high-water mark across exec), so this process must not hold a 400 MB export."""
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        if path.name.endswith(".card.md"):  # "Exported <minute> UTC": the only line that depends on when it ran.
+            sha.update(b"".join(line for line in handle if not line.startswith(b"Exported ")))
+        else:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+    return sha.hexdigest()
 
 
 def measure(engine: str, scale: float, variant: str, before: str, repeat: int, which: list[str],
-            profile: bool) -> list[dict]:
+            profile: bool, only_new: bool = False) -> list[dict]:
     url = database_url(engine, scale, variant)
     lines = []
     with tempfile.TemporaryDirectory(prefix="fg-export-") as temporary:
@@ -124,17 +131,18 @@ def measure(engine: str, scale: float, variant: str, before: str, repeat: int, w
         for name in which:
             for attempt in range(repeat):
                 results = {}
-                for label, code in (("before", old_code), ("after", ROOT)):
+                for label, code in (("before", old_code), ("after", ROOT))[1 if only_new else 0:]:
                     folder = work / f"{name}-{label}-{attempt}"
                     folder.mkdir()
                     result = run_export(code, url, folder / "bench.jsonl", EXPORTS[name], profile and label == "after")
                     result["sha256"] = {Path(path).name: digest(Path(path)) for path in result.pop("files")}
                     results[label] = result
-                old, new = results["before"], results["after"]
+                new = results["after"]
+                old = results.get("before", {"seconds": math.nan, "peak_rss_mb": None, "sha256": new["sha256"]})
                 line = {"engine": engine, "scale": scale, "variant": variant, "export": name, "attempt": attempt,
                         "rows": new["rows"],
                         "before_seconds": old["seconds"], "after_seconds": new["seconds"],
-                        "ratio": round(old["seconds"] / max(new["seconds"], 1e-9), 2),
+                        "ratio": None if only_new else round(old["seconds"] / max(new["seconds"], 1e-9), 2),
                         "before_peak_rss_mb": old["peak_rss_mb"], "after_peak_rss_mb": new["peak_rss_mb"],
                         "files": len(new["sha256"]), "same_files": old["sha256"] == new["sha256"],
                         "differing": sorted(k for k in old["sha256"].keys() | new["sha256"].keys()
@@ -156,6 +164,7 @@ def main() -> None:
     parser.add_argument("--before", default="main", help="git ref of the old code")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--exports", default="full,release")
+    parser.add_argument("--only-new", action="store_true", help="this tree's code only (no comparison)")
     parser.add_argument("--profile", action="store_true", help="cProfile of the new code's export, on stderr")
     parser.add_argument("--out", type=Path, help="also write the JSON lines here")
     args = parser.parse_args()
@@ -166,7 +175,7 @@ def main() -> None:
         print(json.dumps({"built": args.engine, "seconds": round(time.perf_counter() - started, 1)}))
         return
     lines = measure(args.engine, args.scale, args.variant, args.before, args.repeat, args.exports.split(","),
-                    args.profile)
+                    args.profile, args.only_new)
     if args.out:
         args.out.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
