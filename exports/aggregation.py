@@ -8,11 +8,17 @@ A sentence, key-fact or pair that no counted label covers yet gets None, and the
 
 Error types of a sentence whose majority label is "error": the types named by at least half of the
 annotators who marked it erroneous (the form is a multi-select, paper 3.3); when that keeps none, every
-type named. Memory is bounded by the chunk: every query is restricted to `chunk` documents.
+type named. Memory is bounded by the chunk: every query is restricted to `chunk` documents, but the votes, which
+come from one query over the whole project read in chunks as the rows are written (the database sorts them).
 """
 
+import itertools
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+
+from django.db.models import Case, IntegerField, JSONField, Q, TextField, Value, When
+from django.db.models.functions import Cast
 
 from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
@@ -27,7 +33,7 @@ from .scores import (
     key_fact_alignment_scores,
     majority_vote,
 )
-from .selectors import RELEASE, analysis_labels
+from .selectors import RELEASE, TASK_FIELD, analysis_labels, stream
 
 RELEASE_FIELDS = (
     "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference", "document",
@@ -66,12 +72,76 @@ def summary_results(project: Project, source: str, *, chunk: int | None = None, 
         return
     names = pseudonyms(project) if annotator_labels else {}
     document_ids = list(Document.objects.filter(project=project).order_by("domain", "uid").values_list("pk", flat=True))
+    votes = _Votes(project, source, document_ids, fetch=VOTES_PER_FETCH_AND_DOCUMENT * chunk)
     for start in range(0, len(document_ids), chunk):
-        yield from _chunk_results(project, source, document_ids[start:start + chunk], names, annotator_labels,
-                                  assistance, with_text)
+        ids = document_ids[start:start + chunk]
+        yield from _chunk_results(project, ids, votes.take(ids), names, annotator_labels, assistance, with_text)
 
 
-def _chunk_results(project, source, ids, names, annotator_labels, assistance, with_text) -> Iterator[dict]:
+# Votes fetched at a time, per document of a chunk: about a third of a chunk's votes at UniSumEval's ~300 votes per
+# document, so that memory stays bounded by the chunk.
+VOTES_PER_FETCH_AND_DOCUMENT = 100
+
+
+class _Votes:
+    """Every counted vote of the project from one query, in the order the rows are written (documents by domain and
+    uid, then annotator), read as the document chunks come: a query per chunk would scan all the labels each time
+    (the database starts from the submitted assignments), so the work would grow with chunks x labels."""
+
+    def __init__(self, project: Project, source: str, document_ids: list[int], fetch: int):
+        self.position = {pk: i for i, pk in enumerate(document_ids)}
+        # Plain integers and text, read as stored: the answer of the unit's task as 0/1 and the error types as JSON
+        # text, decoded only for FV labels that name some.
+        answer = Case(*(When(unit__task=task, then=Cast(field, IntegerField())) for task, field in TASK_FIELD.items()))
+        votes = (analysis_labels(project, source)
+                 .filter(Q(unit__task=Task.FACT_VERIFICATION, has_error__isnull=False)
+                         | Q(unit__task=Task.KEYFACT_VALIDATION, useful__isnull=False)
+                         | Q(unit__task=Task.KEYFACT_ALIGNMENT, aligned__isnull=False))
+                 .order_by("unit__hit__document__domain", "unit__hit__document__uid", "unit__hit__document_id",
+                           "annotator_id", "pk")
+                 .values_list("unit__hit__document_id", "unit__task", "unit__summary_sentence_id", "unit__keyfact_id",
+                              "annotator_id", answer, Cast("error_types", TextField())))
+        self.rows = stream(votes, fetch, as_stored=True)
+        self.next = next(self.rows, None)  # Read ahead: the first vote not taken yet.
+        # Error types JSON -> list, decoded once per distinct text (a few combinations of the error types); the
+        # lists are shared between votes and only ever read.
+        self.decoded: dict[str | None, list] = {}
+
+    def take(self, ids: list[int]) -> tuple[dict, dict, dict]:
+        """fv: sentence -> [(annotator, has_error, types)], kv: key-fact -> [(annotator, useful)],
+        ka: (key-fact, sentence) -> [(annotator, aligned)] of the documents `ids` (the next chunk), annotators in
+        id order."""
+        fv, kv, ka = defaultdict(list), defaultdict(list), defaultdict(list)
+        position, last, decoded = self.position, self.position[ids[-1]], self.decoded
+        rows = itertools.chain([self.next], self.rows) if self.next is not None else ()
+        self.next = None
+        for row in rows:
+            document, task, sentence_id, keyfact_id, annotator_id, answer, types = row
+            if position.get(document, -1) > last:
+                self.next = row  # The first vote of the next chunk.
+                break
+            if document not in position:
+                continue
+            if task == FV:
+                if types not in decoded:
+                    decoded[types] = _types(types)
+                fv[sentence_id].append((annotator_id, bool(answer), decoded[types]))
+            elif task == KV:
+                kv[keyfact_id].append((annotator_id, bool(answer)))
+            else:
+                ka[keyfact_id, sentence_id].append((annotator_id, bool(answer)))
+        return fv, kv, ka
+
+
+FV, KV = str(Task.FACT_VERIFICATION), str(Task.KEYFACT_VALIDATION)  # Plain strings: compared once per vote.
+
+
+def _types(text: str | None) -> list:
+    """A label's error types from their JSON text; none (NULL, JSON null, []) is []."""
+    return (json.loads(text) or []) if text and text != "[]" else []
+
+
+def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text) -> Iterator[dict]:
     fields = ["pk", "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "reference"]
     documents = {row["pk"]: row for row in Document.objects.filter(pk__in=ids).values(*fields, *(
         ["text"] if with_text else []))}
@@ -89,21 +159,7 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
         if status == KeyFact.Status.ACCEPTED:
             human[document_id].append((pk, text))
 
-    labels = analysis_labels(project, source).filter(unit__hit__document_id__in=ids).order_by("annotator_id")
-    fv = defaultdict(list)
-    for sentence_id, annotator_id, has_error, types in labels.filter(
-            unit__task=Task.FACT_VERIFICATION, has_error__isnull=False).values_list(
-            "unit__summary_sentence_id", "annotator_id", "has_error", "error_types"):
-        fv[sentence_id].append((annotator_id, has_error, types or []))
-    kv = defaultdict(list)
-    for keyfact_id, annotator_id, useful in labels.filter(unit__task=Task.KEYFACT_VALIDATION, useful__isnull=False) \
-            .values_list("unit__keyfact_id", "annotator_id", "useful"):
-        kv[keyfact_id].append((annotator_id, useful))
-    ka = defaultdict(list)
-    for keyfact_id, sentence_id, annotator_id, aligned in labels.filter(
-            unit__task=Task.KEYFACT_ALIGNMENT, aligned__isnull=False).values_list(
-            "unit__keyfact_id", "unit__summary_sentence_id", "annotator_id", "aligned"):
-        ka[keyfact_id, sentence_id].append((annotator_id, aligned))
+    fv, kv, ka = votes
 
     # Reviewers' adjudicated labels, kept apart from the annotators' (used for the scores where the project says so).
     settled = {}
@@ -133,8 +189,11 @@ def _chunk_results(project, source, ids, names, annotator_labels, assistance, wi
     # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
     shown = {}
     units = Unit.objects.filter(hit__document_id__in=ids, attention_check__isnull=True)
+    if not assistance:  # Only the AI's category on FV units (`_ai`): not the highlights of every unit.
+        units = units.filter(task=Task.FACT_VERIFICATION)
     for task, sentence_id, keyfact_id, category, reason, highlighted in units.values_list(
-            "task", "summary_sentence_id", "keyfact_id", "ai_category", "ai_reason", "highlighted"):
+            "task", "summary_sentence_id", "keyfact_id", "ai_category", "ai_reason",
+            "highlighted" if assistance else Value(None, JSONField())):
         if task == Task.FACT_VERIFICATION:
             shown["fv", sentence_id] = {"ai_category": category or None, "ai_reason": reason or None,
                                         "highlighted": highlighted}

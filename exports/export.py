@@ -28,6 +28,8 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from annotation.models import Annotator, Task
 from assist.models import EvaluatorScore
@@ -36,7 +38,7 @@ from corpus.models import Document, KeyFact, Project
 from .aggregation import RELEASE_FIELDS, summary_results
 from .analytics import Collector
 from .csv_files import write_frame
-from .selectors import analysis_labels, check_labels, label_source
+from .selectors import analysis_labels, as_bool, as_uuid, check_labels, label_source, stream
 
 FORMATS = ("jsonl", "json")
 TABLE_FORMATS = ("csv", "parquet")
@@ -162,7 +164,11 @@ class _TableWriter:
         self.buffer, self.writer, self.started = [], None, False
 
     def add(self, row: dict) -> None:
-        self.buffer.append(row)
+        self.add_values(tuple(row[name] for name in self.columns))
+
+    def add_values(self, values: tuple) -> None:
+        """One row as a tuple in the columns' order."""
+        self.buffer.append(values)
         if len(self.buffer) >= self.chunk:
             self.flush()
 
@@ -222,37 +228,57 @@ def write_labels_table(project: Project, source: str, path: Path) -> Path:
     candidates, human = keyfact_positions(project)
     uids = dict(Document.objects.filter(project=project).values_list("pk", "uid"))
     writer = _TableWriter(path, LABEL_COLUMNS, chunk=LABEL_CHUNK)
-    rows = (analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
-            .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
-                         "unit__summary_sentence__index", "unit__keyfact_id", "has_error", "error_types", "ai_right",
-                         "useful", "aligned", "seconds_on_item").iterator(chunk_size=LABEL_CHUNK))
-    for annotator, task, document, model, sentence, keyfact, *answers in rows:
-        writer.add(dict(zip(LABEL_COLUMNS, (
+    # Read as stored (see selectors.stream): booleans and the error types' JSON are converted here, the error types
+    # once per distinct text.
+    rows = stream(analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
+                  .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
+                               "unit__summary_sentence__index", "unit__keyfact_id", "has_error",
+                               Cast("error_types", TextField()), "ai_right", "useful", "aligned", "seconds_on_item"),
+                  LABEL_CHUNK, as_stored=True)
+    types_json = {}
+    for annotator, task, document, model, sentence, keyfact, has_error, types, ai_right, useful, aligned, seconds \
+            in rows:
+        if types not in types_json:
+            types_json[types] = json.dumps((json.loads(types) if types else None) or [])
+        writer.add_values((
             names[annotator], task, uids[document], model, sentence,
             candidates.get(keyfact) if task == Task.KEYFACT_VALIDATION else None,
             human.get(keyfact) if task == Task.KEYFACT_ALIGNMENT else None,
-            answers[0], json.dumps(answers[1] or []), *answers[2:]))))
+            as_bool(has_error), types_json[types], as_bool(ai_right), as_bool(useful), as_bool(aligned), seconds))
     return writer.close()
 
 
 def write_checks(project: Project, path: Path) -> Path:
     """Every answer on an attention-check unit, with what was expected and the submission's grade."""
     with path.open("w", encoding="utf-8") as handle:
-        rows = (check_labels(project).order_by("unit__hit__task", "assignment_id", "unit__position")
-                .values_list("annotator__public_id", "unit__hit__task", "unit__hit__document__uid",
-                             "unit__hit__summary__model", "unit__position", "unit__attention_check__kind",
-                             "unit__attention_check__expected", "has_error", "ai_right", "useful", "aligned",
-                             "assignment__public_id", "assignment__grade__passed",
-                             "assignment__grade__override_passed", "annotator__provider")
-                .iterator(chunk_size=10_000))
-        for (public_id, task, uid, model, position, kind, expected, has_error, ai_right, useful, aligned,
-             assignment, passed, override, provider) in rows:
-            answer = {"has_error": has_error, "ai_right": ai_right, "useful": useful, "aligned": aligned}
+        # Read as stored (see selectors.stream): the ids, booleans and JSON are converted here, each id once.
+        rows = stream(check_labels(project).order_by("unit__hit__task", "assignment_id", "unit__position")
+                      .values_list("annotator_id", "unit__hit__task", "unit__hit__document__uid",
+                                   "unit__hit__summary__model", "unit__position", "unit__attention_check__kind",
+                                   Cast("unit__attention_check__expected", TextField()), "has_error", "ai_right",
+                                   "useful", "aligned", "assignment_id", "assignment__public_id",
+                                   "assignment__grade__passed",
+                                   "assignment__grade__override_passed"), 10_000, as_stored=True)
+        annotators = {pk: (Annotator(public_id=public_id).pseudonym, provider)
+                      for pk, public_id, provider in Annotator.objects.values_list("pk", "public_id", "provider")}
+        assignment = submission = None
+        decoded = {}
+        for (annotator, task, uid, model, position, kind, expected, has_error, ai_right, useful, aligned,
+             assignment_id, public_id, passed, override) in rows:
+            if assignment_id != assignment:  # The rows of one submission are together: one id to convert each.
+                assignment, submission = assignment_id, str(as_uuid(public_id))
+            if expected not in decoded:  # A few distinct expected answers: each decoded once, only read.
+                decoded[expected] = json.loads(expected)
+            expected = decoded[expected]
+            answer = {"has_error": as_bool(has_error), "ai_right": as_bool(ai_right), "useful": as_bool(useful),
+                      "aligned": as_bool(aligned)}
             given = {name: answer[name] for name in expected}
+            pseudonym, provider = annotators[annotator]
             handle.write(json.dumps({
-                "annotator": Annotator(public_id=public_id).pseudonym, "simulated": provider == "simulated",
+                "annotator": pseudonym, "simulated": provider == "simulated",
                 "task": task, "uid": uid, "model": model, "position": position, "kind": kind,
                 "expected": expected, "answer": given, "correct": given == expected,
-                "submission": str(assignment), "submission_passed": passed if override is None else override,
+                "submission": submission,
+                "submission_passed": as_bool(passed) if override is None else as_bool(override),
             }) + "\n")
     return path

@@ -16,9 +16,14 @@ The rules, in one place:
 """
 
 import dataclasses
+import itertools
+import uuid
+from collections.abc import Iterator
 
 import numpy as np
+from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.sql.constants import MULTI
 
 from annotation.models import Annotator, Label, Task
 from annotation.quality.selectors import check_labels as quality_check_labels
@@ -110,6 +115,52 @@ def task_ratings(project: Project, task: str, source: str) -> TaskRatings:
     ratings = np.full((len(unit_ids), width), np.nan)
     ratings[inverse, position] = value
     return TaskRatings(task=task, unit_ids=unit_ids, document_ids=document[first], ratings=ratings)
+
+
+def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> Iterator:
+    """The rows of `queryset`, fetched `chunk_size` at a time (a server-side cursor on PostgreSQL).
+
+    `as_stored`: the values as the database driver gives them, without Django's per-value conversion (on SQLite a
+    boolean is 0 or 1, a JSON field its text): for queries that select plain integers and text, where that
+    conversion costs more than the fetch.
+
+    On PostgreSQL the cursor is planned for reading every row (cursor_tuple_fraction 1.0, for this query only): with
+    the default (0.1) the planner picks a plan that starts fast, and on the counted-label joins, whose size it
+    underestimates, it looped over every HIT for each label: 134 s instead of 1.8 s for 69,000 labels.
+    """
+    def rows():
+        if not as_stored:
+            return queryset.iterator(chunk_size=chunk_size)
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
+
+    if connection.vendor != "postgresql":
+        yield from rows()
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW cursor_tuple_fraction")
+        default = cursor.fetchone()[0]
+        cursor.execute("SET cursor_tuple_fraction = 1.0")
+    try:
+        fetched = rows()
+        first = next(fetched, None)  # The cursor is declared, and so planned, by here.
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('cursor_tuple_fraction', %s, false)", [default])
+    if first is None:
+        return
+    yield first
+    yield from fetched
+
+
+def as_bool(value) -> bool | None:
+    """A boolean read as stored (SQLite gives 0 or 1)."""
+    return None if value is None else bool(value)
+
+
+def as_uuid(value) -> uuid.UUID | None:
+    """A UUID read as stored (SQLite gives its 32 hex digits), as Django converts it."""
+    return value if value is None or isinstance(value, uuid.UUID) else uuid.UUID(value)
 
 
 def document_attributes(project: Project) -> dict[int, dict]:
