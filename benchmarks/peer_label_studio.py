@@ -245,11 +245,12 @@ def run(args) -> dict:
         imported = json.loads(body)
         status, body, count_ms = admin.call("GET", f"/api/projects/{project}/")
         task_number = json.loads(body).get("task_number")
-        status, export_body, export_ms = admin.call("GET", f"/api/projects/{project}/export?exportType=JSON&download_all_tasks=true")
+        export = f"/api/projects/{project}/export?exportType=JSON&download_all_tasks=true"
+        status, export_body, export_ms = admin.call("GET", export)
         assert status == 200, (status, export_body[:500])
         exported = json.loads(export_body)
         load = serve_load(url, project, tokens, args.seconds)
-        status, export_body, export2_ms = admin.call("GET", f"/api/projects/{project}/export?exportType=JSON&download_all_tasks=true")
+        status, export_body, export2_ms = admin.call("GET", export)
         annotations = sum(len(task.get("annotations", [])) for task in json.loads(export_body))
     finally:
         server.send_signal(signal.SIGTERM)
