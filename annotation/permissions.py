@@ -9,7 +9,8 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.http import Http404
 
 # Pages and API views of annotation reach every access rule through this module, those of the corpus included.
@@ -23,7 +24,7 @@ from corpus.access import (  # noqa: F401
 )
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
-from .models import Annotator, Assignment, Hit, Label, Unit
+from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
 
 
 def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit:
@@ -78,18 +79,45 @@ def annotator_required(view):
     return wrapper
 
 
-def may_work_in(annotator: Annotator, project: Project) -> bool:
+def may_work_in(annotator: Annotator, project: Project, *, standing: str | None = None,
+                annotates: bool | None = None) -> bool:
     """Accounts work in projects where they hold the annotator role; annotators blocked or paused in a project not
-    there (their status is per project)."""
-    if annotator.status_in(project) != Annotator.Status.ACTIVE:
+    there (their status is per project).
+
+    `standing` and `annotates` are the two facts this asks of the database, when the caller already read them with
+    the project (`with_work_facts`): the HIT page and the answers, the requests annotators send most, then cost no
+    query of their own here.
+    """
+    if (annotator.status_in(project) if standing is None else standing) != Annotator.Status.ACTIVE:
         return False
     if annotator.provider == Annotator.Provider.ACCOUNT:
-        return annotator.user_id is not None and project.memberships.filter(
-            user_id=annotator.user_id, role=Membership.Role.ANNOTATOR).exists()
+        if annotator.user_id is None:
+            return False
+        if annotates is None:
+            annotates = project.memberships.filter(user_id=annotator.user_id,
+                                                   role=Membership.Role.ANNOTATOR).exists()
+        return annotates
     # A crowd worker works where a provider sent them, a link holder where the link points (annotation.crowd.tokens).
     from .crowd.tokens import crowd_may_work
 
     return crowd_may_work(annotator, project)
+
+
+def with_work_facts(queryset: QuerySet, annotator: Annotator, project: str) -> QuerySet:
+    """`queryset` with what `may_work_in` asks about each row's project (named by the lookup `project`): the
+    annotator's standing there (active when nothing is recorded, as `Annotator.status_in`) as `_standing`, and
+    whether its account holds the annotator role there as `_annotates`. Read them back with `work_facts`."""
+    standing = ProjectAnnotator.objects.filter(annotator=annotator, project=OuterRef(project)).values("status")[:1]
+    return queryset.annotate(
+        _standing=Coalesce(Subquery(standing), Value(Annotator.Status.ACTIVE)),
+        _annotates=Exists(Membership.objects.filter(project=OuterRef(project), user_id=annotator.user_id,
+                                                    role=Membership.Role.ANNOTATOR)),
+    )
+
+
+def work_facts(row) -> dict:
+    """The keyword arguments of `may_work_in` for a row read through `with_work_facts`."""
+    return {"standing": row._standing, "annotates": row._annotates}
 
 
 def work_projects(annotator: Annotator) -> QuerySet[Project]:
@@ -132,12 +160,13 @@ def get_own_assignment(request, public_id, *, with_document: bool = True) -> Ass
                        .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
     else:
         assignments = Assignment.objects.select_related("hit__project")
+    assignments = with_work_facts(assignments, annotator, "hit__project")
     assignment = assignments.filter(public_id=public_id, annotator=annotator).order_by()[:1]
     assignment = assignment[0] if assignment else None
     if assignment is None:
         raise Http404("No such assignment")
     assignment.annotator = annotator
-    if not may_work_in(annotator, assignment.hit.project):
+    if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
         raise PermissionDenied("You no longer work in this project.")
     return assignment
 
@@ -167,8 +196,9 @@ def readable_assignments(request) -> QuerySet[Assignment]:
     if annotator is None:
         return Assignment.objects.none()
     own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
-    projects = Project.objects.filter(pk__in=own.values("hit__project_id"))
-    return own.filter(hit__project_id__in=[project.pk for project in projects if may_work_in(annotator, project)])
+    projects = with_work_facts(Project.objects.filter(pk__in=own.values("hit__project_id")), annotator, "pk")
+    return own.filter(hit__project_id__in=[project.pk for project in projects
+                                           if may_work_in(annotator, project, **work_facts(project))])
 
 
 def hits_visible_to(request) -> QuerySet[Hit]:

@@ -2,16 +2,21 @@
 
     python -m benchmarks.hit_load                       # 50 annotators, 60 s
     python -m benchmarks.hit_load --annotators 50 --seconds 60 --think 1.0 --workers 4 --worker-class sync
+    python -m benchmarks.hit_load --annotators 10 --think 0 --db sqlite    # the embedded default, no Redis
+    python -m benchmarks.hit_load --annotators 10 --think 0 --api          # the same work through the REST API
 
-Set-up (in a child process, on a scratch database `finegrain_hitload` that is dropped and re-created): one
+Set-up (in a child process, on a scratch database that is dropped and re-created: PostgreSQL `finegrain_hitload`,
+or with `--db sqlite` the file benchmarks/out/hitload.sqlite3 under the settings' SQLite options): one
 10,000-word synthetic document, enough summaries of 8 sentences for every annotator to hold an FV HIT (3 annotators
 per unit), a contextual mapping (30% highlighted) and an AI judgment with a reason for every summary sentence, and
 one logged-in session per annotator with a reserved HIT.
 
 Load: each annotator opens its HIT page, then answers its sentences one by one (an htmx POST per answer, with a
-random think time of `--think` seconds on average) and reopens the page after every 8 answers, until the time is
-up. Targets: page p99 <= 150 ms, answer p99 <= 50 ms. Afterwards the database is checked: every answer that got a
-200 is stored, with the last value sent (no lost or stale writes).
+random think time of `--think` seconds on average, none with 0) and reopens the page after every 8 answers, until
+the time is up. `--api` does the same through the REST API with a token: the assignment with its units
+(GET /api/assignments/<id>/) and one JSON answer per item (POST /api/assignments/<id>/answers/). Targets: page p99
+<= 150 ms, answer p99 <= 50 ms. Afterwards the database is checked: every answer that got a 200 is stored, with the
+last value sent (no lost or stale writes).
 """
 
 import argparse
@@ -31,17 +36,24 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_BENCH = "postgres://postgres@127.0.0.1:5432/finegrain_hitload"
+PG_SERVER = "postgres://postgres@127.0.0.1:5432/"
+SQLITE_FILE = ROOT / "benchmarks" / "out" / "hitload.sqlite3"
 # Redis as the cache, as in production (deploy/env.example): sessions and the rendered source text live there.
+# `--cache local` is the embedded default: each process's memory, sessions in the database.
 CACHE_BENCH = "redis://127.0.0.1:6379/9"
 SENTENCES_PER_SUMMARY = 8
 # The set-up process and gunicorn must share the key: sessions carry a hash made with it.
-BENCH_ENV = {"DATABASE_URL": PG_BENCH, "CACHE_URL": CACHE_BENCH, "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1",
-             "SECRET_KEY": "hit-load-benchmark-only-" + "k" * 40, "LOG_LEVEL": "WARNING"}
+BASE_ENV = {"DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1,testserver",
+            "SECRET_KEY": "hit-load-benchmark-only-" + "k" * 40, "LOG_LEVEL": "WARNING"}
 
 
-def django_setup(database_url: str):
-    os.environ["DATABASE_URL"], os.environ["CACHE_URL"] = database_url, CACHE_BENCH
+def bench_env(args, cache: str) -> dict:
+    database = PG_SERVER + args.pg_database if args.db == "postgres" else f"sqlite:///{SQLITE_FILE}"
+    return {**BASE_ENV, "DATABASE_URL": database, "CACHE_URL": args.redis_url if cache == "redis" else ""}
+
+
+def django_setup():
+    """In a child process started with `bench_env` in its environment."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.pop("CELERY_BROKER_URL", None)
     import django
@@ -51,12 +63,13 @@ def django_setup(database_url: str):
 
 def prepare(annotators: int) -> dict:
     """Runs in a child process: builds the data and returns what the load generator needs."""
-    django_setup(PG_BENCH)
+    django_setup()
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
     from django.middleware.csrf import _get_new_csrf_string
+    from rest_framework.authtoken.models import Token
 
     from annotation.models import Annotator
     from annotation.services.assignment import reserve_next_hit
@@ -100,6 +113,7 @@ def prepare(annotators: int) -> dict:
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         sessions.append({"session": session.session_key, "csrf": _get_new_csrf_string(),
+                         "token": Token.objects.create(user=user).key,
                          "assignment": str(assignment.public_id), "units": assignment.hit.units.count()})
     return {"words": document_row.word_count, "source_sentences": n_source, "summaries": summaries,
             "sessions": sessions}
@@ -107,7 +121,7 @@ def prepare(annotators: int) -> dict:
 
 def count_labels(expected: dict) -> dict:
     """Runs in a child process after the load: compare the stored labels with the last answer sent for each."""
-    django_setup(PG_BENCH)
+    django_setup()
     from annotation.models import Label
 
     stored = {(str(a), p): h for a, p, h in Label.objects.values_list(
@@ -125,8 +139,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def child(target: str, *args) -> dict:
-    env = {**os.environ, **BENCH_ENV}
+def child(env_vars: dict, target: str, *args) -> dict:
+    env = {**os.environ, **env_vars}
     env.pop("CELERY_BROKER_URL", None)
     output = subprocess.run([sys.executable, "-m", "benchmarks.hit_load", "--child", target, *args], env=env,
                             cwd=ROOT, check=True, capture_output=True, text=True).stdout
@@ -149,17 +163,21 @@ def summarize(values: list[float]) -> dict:
 class Annotator:
     """One simulated annotator: a keep-alive connection (the standard library's, to keep the client light)."""
 
-    def __init__(self, port: int, info: dict):
-        self.port, self.info = port, info
+    def __init__(self, port: int, info: dict, api: bool = False):
+        self.port, self.info, self.api = port, info, api
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.headers = {"Cookie": f"sessionid={info['session']}; csrftoken={info['csrf']}",
-                        "X-CSRFToken": info["csrf"], "HX-Request": "true"}
-        self.page_path = f"/work/hits/{info['assignment']}/"
+        if api:
+            self.headers = {"Authorization": f"Token {info['token']}", "Accept": "application/json"}
+            self.page_path = f"/api/assignments/{info['assignment']}/"
+        else:
+            self.headers = {"Cookie": f"sessionid={info['session']}; csrftoken={info['csrf']}",
+                            "X-CSRFToken": info["csrf"], "HX-Request": "true"}
+            self.page_path = f"/work/hits/{info['assignment']}/"
 
     def request(self, method: str, path: str, body: str | None = None) -> tuple[int, float]:
         headers = dict(self.headers)
         if body is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            headers["Content-Type"] = "application/json" if self.api else "application/x-www-form-urlencoded"
         began = time.perf_counter()
         for _attempt in (1, 2):
             try:
@@ -177,13 +195,17 @@ class Annotator:
         return self.request("GET", self.page_path)
 
     def answer(self, position: int, has_error: bool) -> tuple[int, float]:
+        if self.api:
+            body = json.dumps({"unit": str(position), "ai_right": True, "has_error": has_error,
+                               "error_types": ["entity"] if has_error else [], "seconds_on_item": 1.0})
+            return self.request("POST", f"{self.page_path}answers/", body)
         body = urlencode([(f"u{position}-ai_right", "yes"), (f"u{position}-has_error", "yes" if has_error else "no"),
                           (f"u{position}-error_types", ""), *([(f"u{position}-error_types", "entity")] if has_error
                                                               else []), (f"u{position}-seconds", "1.0")])
         return self.request("POST", f"{self.page_path}answers/{position}/", body)
 
 
-def run_load(port: int, sessions: list[dict], seconds: float, think: float) -> dict:
+def run_load(port: int, sessions: list[dict], seconds: float, think: float, api: bool = False) -> dict:
     pages, answers, errors = [], [], []
     last_sent: dict[str, bool] = {}
     lock = threading.Lock()
@@ -192,7 +214,7 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float) -> d
 
     def annotator(info: dict, seed: int):
         rng = random.Random(seed)
-        client = Annotator(port, info)
+        client = Annotator(port, info, api)
         start.wait()
         time.sleep(rng.uniform(0, think))  # annotators do not all arrive in the same millisecond
         answered = 0
@@ -201,7 +223,8 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float) -> d
                 status, elapsed = client.open_page()
                 with lock:
                     (pages if status == 200 else errors).append(elapsed if status == 200 else f"GET {status}")
-            time.sleep(rng.expovariate(1 / think))
+            if think:
+                time.sleep(rng.expovariate(1 / think))
             position, has_error = answered % info["units"], rng.random() < 0.5
             status, elapsed = client.answer(position, has_error)
             with lock:
@@ -226,10 +249,10 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float) -> d
             "requests_per_second": round((len(pages) + len(answers)) / wall, 1), "last_sent": last_sent}
 
 
-def warm_up(port: int, sessions: list[dict], requests: int) -> None:
+def warm_up(port: int, sessions: list[dict], requests: int, api: bool = False) -> None:
     """Open pages first, several at once, so that every worker has its database connection and the rendered
     source in its cache (what a server that has been up for a minute has)."""
-    threads = [threading.Thread(target=lambda info=info: Annotator(port, info).open_page())
+    threads = [threading.Thread(target=lambda info=info: Annotator(port, info, api).open_page())
                for info in (sessions * requests)[:requests]]
     for thread in threads:
         thread.start()
@@ -237,14 +260,47 @@ def warm_up(port: int, sessions: list[dict], requests: int) -> None:
         thread.join()
 
 
+def build(args) -> tuple[dict, dict, str]:
+    """A fresh database with the set-up of `prepare`; returns it, the environment to serve it with, the cache."""
+    cache = args.cache or ("redis" if args.db == "postgres" else "local")
+    env_vars = bench_env(args, cache)
+    if args.db == "postgres":
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{args.pg_database}"')
+            conn.execute(f'CREATE DATABASE "{args.pg_database}"')
+    else:
+        SQLITE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{SQLITE_FILE}{suffix}").unlink(missing_ok=True)
+    if cache == "redis":
+        import redis
+
+        redis.Redis.from_url(args.redis_url).flushdb()
+    setup = child(env_vars, "prepare", str(args.annotators))
+    return setup, env_vars, cache
+
+
+def add_database_arguments(parser) -> None:
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--db", default="postgres", choices=["postgres", "sqlite"])
+    parser.add_argument("--pg-database", default="finegrain_hitload", help="dropped and re-created")
+    parser.add_argument("--redis-url", default=CACHE_BENCH, help="its database is flushed")
+    parser.add_argument("--cache", choices=["redis", "local"],
+                        help="redis (the default with PostgreSQL, as deployed) or local (the default with SQLite: "
+                             "the embedded set-up, no server)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--annotators", type=int, default=50)
+    add_database_arguments(parser)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
+    parser.add_argument("--api", action="store_true", help="the REST API with a token instead of the pages")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -255,19 +311,11 @@ def main() -> None:
             print(json.dumps(count_labels(json.loads(Path(rest[0]).read_text()))))
         return
 
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS finegrain_hitload")
-        conn.execute("CREATE DATABASE finegrain_hitload")
-    import redis
-
-    redis.Redis.from_url(CACHE_BENCH).flushdb()
-    setup = child("prepare", str(args.annotators))
+    setup, env_vars, cache = build(args)
     print(f"set-up: {setup['words']} words, {setup['source_sentences']} source sentences, "
           f"{setup['summaries']} summaries x {SENTENCES_PER_SUMMARY} sentences, {args.annotators} annotators")
     port = free_port()
-    env = {**os.environ, **BENCH_ENV}
+    env = {**os.environ, **env_vars}
     env.pop("CELERY_BROKER_URL", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
@@ -281,18 +329,20 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-        warm_up(port, setup["sessions"], 4 * args.workers)
-        result = run_load(port, setup["sessions"], args.seconds, args.think)
+        warm_up(port, setup["sessions"], 4 * args.workers, args.api)
+        result = run_load(port, setup["sessions"], args.seconds, args.think, args.api)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     sent_file = ROOT / "benchmarks" / "out" / "hit_load_sent.json"
     sent_file.parent.mkdir(parents=True, exist_ok=True)
     sent_file.write_text(json.dumps(result.pop("last_sent")))
-    check = child("count", str(sent_file))
-    report = {"annotators": args.annotators, "seconds": args.seconds, "think": args.think,
+    check = child(env_vars, "count", str(sent_file))
+    report = {"db": args.db, "cache": cache, "client": "api" if args.api else "pages",
+              "annotators": args.annotators, "seconds": args.seconds, "think": args.think,
+              "load_average": " ".join(f"{load:.1f}" for load in os.getloadavg()),
               "gunicorn": f"{args.workers} workers x {args.threads} threads ({args.worker_class})", **result,
-              "db": check}
+              "stored": check}
     print(json.dumps(report, indent=2))
 
 

@@ -272,7 +272,8 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         except WorkRefused as refusal:
             return _problem(str(refusal), refusal.status_code)
         label = labels[unit.pk]
-        label.assignment, label.unit = assignment, unit
+        # Already loaded: the serializer reads the annotator's pseudonym without a query of its own.
+        label.assignment, label.unit, label.annotator = assignment, unit, assignment.annotator
         body = LabelSerializer(label).data
         body["missing"] = [QUESTION_NAMES[name] for name in label.missing(unit, assignment.hit)]
         return Response(body)
