@@ -212,6 +212,8 @@ class Engine:
 def child(code_dir: Path, database_url: str, data_dir: Path, step: str, **args) -> dict:
     env = dict(os.environ, DATABASE_URL=database_url, FINEGRAIN_DATA_DIR=str(data_dir), PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=str(code_dir))
+    if "data" in args:  # The 10x file (363 MB) is over the upload limit a web import keeps.
+        env["FINEGRAIN_MAX_UPLOAD_BYTES"] = str(max(Path(args["data"]).stat().st_size, 200 * 1024 * 1024))
     env.pop("CELERY_BROKER_URL", None)
     env.pop("FINEGRAIN_REQUIRE_SERVICES", None)
     started = time.perf_counter()
