@@ -137,6 +137,8 @@ def _main_answer():
 
 def _real_unit_numbers(project: Project, people: dict[int, AnnotatorQuality]) -> None:
     """Agreement with the leave-one-out majority, answer shares and time per item."""
+    if not people:
+        return  # (and no SQL to write for an empty IN)
     # Real units as NOT EXISTS rather than a left join on the checks: PostgreSQL estimates the join's "IS NULL" at
     # one row and then joins the votes below in a nested loop (minutes at UniSumEval size).
     real = ~Exists(AttentionCheck.objects.filter(unit_id=OuterRef("unit_id")))
