@@ -52,17 +52,40 @@ def build(scale: float, database_url: str) -> None:
             print(json.dumps({"scale": scale, **line}), flush=True)
 
 
+def compare(before: dict, after: dict) -> str:
+    """A markdown table of the pages both runs timed (status 200), old and new side by side."""
+    def key(row):
+        return row["page"], row["role"]
+
+    old = {key(row): row for row in before["rows"] if row.get("status") == 200}
+    lines = ["| page | role | p50 ms before | p50 ms after | p99 ms before | p99 ms after | KB before | KB after | "
+             "queries before / after | over 500 ms or 500 KB after |", "|" + " --- |" * 10]
+    for row in after["rows"]:
+        if row.get("status") != 200 or key(row) not in old:
+            continue
+        was = old[key(row)]
+        lines.append(f"| {row['page']} | {row['role']} | {was['p50_ms']:,.0f} | {row['p50_ms']:,.0f} | "
+                     f"{was['p99_ms']:,.0f} | {row['p99_ms']:,.0f} | {was['kb']:,.1f} | {row['kb']:,.1f} | "
+                     f"{was['queries']} / {row['queries']} | {'**yes**' if row['over'] else ''} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["build", "measure"])
+    parser.add_argument("command", choices=["build", "measure", "compare"])
+    parser.add_argument("--before", type=Path, help="compare: the --out of a measure with --code (old code)")
+    parser.add_argument("--after", type=Path, help="compare: the --out of a measure with this tree's code")
     parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--database-url", default="")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--only", default="", help="comma-separated URL pattern names")
     parser.add_argument("--code", default="",
                         help="measure with this git ref's code (git archive) instead of the tree's: old vs new")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.command == "compare":
+        print(compare(json.loads(args.before.read_text()), json.loads(args.after.read_text())))
+        return
     if args.command == "build":
         build(args.scale, args.database_url)
         return
