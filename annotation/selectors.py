@@ -13,7 +13,19 @@ the project.
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -103,11 +115,14 @@ def task_progress(project: Project) -> list[dict]:
     """One entry per task: its per-domain rows and a total row, each with unit and HIT counts."""
     needed = project.annotators_per_unit
     now = timezone.now()
-    counted_labels = Label.objects.filter(counted_submission_q("assignment__"))
+    # The units with N counted labels, found in one pass over the project's counted labels grouped by unit (a count
+    # per unit would be a subquery per unit).
+    done_units = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project)
+                  .order_by().values("unit").annotate(n=Count("pk"), places=Max("unit__hit__extra_places"))
+                  .filter(n__gte=needed + F("places")).values("unit"))
     units = (Unit.objects.filter(hit__project=project)
-             .alias(label_count=count_of(counted_labels, "unit"))
              .values("task", "hit__document__domain")
-             .annotate(total=Count("pk"), done=Count("pk", filter=Q(label_count__gte=needed + F("hit__extra_places")))))
+             .annotate(total=Count("pk"), done=Count("pk", filter=Q(pk__in=done_units))))
     counted = Assignment.objects.counted()
     # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
     simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)

@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -21,13 +21,17 @@ from ..crowd.registry import NAMES, closure_notice, get_provider, offered
 from ..crowd.tasks import enqueue
 from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
+from .pagination import paginate
+
+ROWS_PER_PAGE = 50
+FAILED_SHOWN = 20
 
 
-def batch_status(project) -> list[dict]:
+def batch_status(batches) -> list[dict]:
+    """The figures of each of `batches` (a page of them: a handful of counts each)."""
     rows = []
     published = Count("crowd_hits", filter=Q(crowd_hits__published_at__isnull=False), distinct=True)
-    batches = project.crowd_batches.annotate(hits=published)
-    for batch in batches:
+    for batch in batches.annotate(hits=published):
         claims = Assignment.objects.filter(crowd_claim__batch=batch)
         decided = Decision.objects.filter(assignment__crowd_claim__batch=batch, status=Decision.Status.DONE)
         submitted = claims.filter(status=Assignment.Status.SUBMITTED)
@@ -54,14 +58,25 @@ def batch_status(project) -> list[dict]:
 @require_GET
 def manage(request, slug):
     project = get_managed_project(request.user, slug)
+    # Every list here grows with the crowd work: a page of each, with its own page number.
+    batches, batches_query = paginate(request, project.crowd_batches.order_by("-created", "pk"), ROWS_PER_PAGE,
+                                      "batches_page")
+    failed = Decision.objects.filter(project=project, status=Decision.Status.FAILED).order_by("created", "pk")
+    links, links_query = paginate(request, project.private_links.select_related("annotator")
+                                  .order_by("-created", "-pk"), ROWS_PER_PAGE, "links_page")
+    workers = (Annotator.objects.with_status_in(project)
+               .filter(Exists(Assignment.objects.filter(annotator=OuterRef("pk"), hit__project=project)))
+               .exclude(provider=Annotator.Provider.ACCOUNT).order_by("created", "pk"))
+    workers, workers_query = paginate(request, workers, ROWS_PER_PAGE, "workers_page")
     context = {
-        "project": project, "batches": batch_status(project), "spend": outbox.spend(project),
+        "project": project, "batches": batch_status(project.crowd_batches.filter(
+            pk__in=[batch.pk for batch in batches]).order_by("-created", "pk")),
+        "batches_page": batches, "batches_query": batches_query, "spend": outbox.spend(project),
         "pending": Decision.objects.filter(project=project, status=Decision.Status.PENDING).count(),
-        "failed": Decision.objects.filter(project=project, status=Decision.Status.FAILED),
-        "links": project.private_links.select_related("annotator"), "tasks": Task.choices,
+        "failed": failed[:FAILED_SHOWN], "failed_total": failed.count(), "failed_shown": FAILED_SHOWN,
+        "links": links, "links_query": links_query, "tasks": Task.choices,
         "providers": offered(), "closures": [notice for name in NAMES if (notice := closure_notice(name))],
-        "workers": Annotator.objects.with_status_in(project).filter(assignments__hit__project=project).exclude(
-            provider=Annotator.Provider.ACCOUNT).distinct(),
+        "workers": workers, "workers_query": workers_query,
         "jobs": project.jobs.filter(kind=Job.Kind.PUBLISH)[:5],
     }
     return render(request, "annotation/crowd/manage.html", context)
@@ -101,12 +116,19 @@ def worker(request, slug, annotator_id):
     # One worker, however many assignments they hold here (a join on them would repeat the row).
     project, annotator = get_project_annotator(request.user, slug, annotator_id)
     assignments = (Assignment.objects.filter(annotator=annotator, hit__project=project)
-                   .select_related("hit", "grade", "crowd_claim").order_by("-reserved_at"))
+                   .select_related("hit", "grade", "crowd_claim").order_by("-reserved_at", "-pk"))
+    # A worker's history grows with their work: a page of each list, each with its own page number.
+    assignments, assignments_query = paginate(request, assignments, ROWS_PER_PAGE)
+    decisions, decisions_query = paginate(
+        request, Decision.objects.filter(project=project, annotator=annotator).prefetch_related("rests_on__hit")
+        .order_by("created", "pk"), ROWS_PER_PAGE, "decisions_page")
+    ledger, ledger_query = paginate(request, LedgerEntry.objects.filter(project=project, annotator=annotator)
+                                    .order_by("created", "pk"), ROWS_PER_PAGE, "ledger_page")
     return render(request, "annotation/crowd/worker.html", {
         "project": project, "annotator": annotator, "assignments": assignments,
-        "standing": annotator.standing_in(project),
-        "decisions": Decision.objects.filter(project=project, annotator=annotator).prefetch_related("rests_on__hit"),
-        "ledger": LedgerEntry.objects.filter(project=project, annotator=annotator),
+        "assignments_query": assignments_query, "standing": annotator.standing_in(project),
+        "decisions": decisions, "decisions_query": decisions_query,
+        "ledger": ledger, "ledger_query": ledger_query,
         "nonce": uuid.uuid4().hex, "kinds": Decision.Kind.choices})
 
 

@@ -14,17 +14,25 @@ from corpus import people
 from corpus.access import get_managed_project
 from corpus.models import Invitation, Membership
 
+from .pagination import paginate
+
 AUDIT_LENGTH = 50
+MEMBERS_PER_PAGE = 50
+INVITATIONS_PER_PAGE = 50
 
 
 @login_required
 def people_page(request, slug, status=200, **extra):
     project = get_managed_project(request.user, slug)
+    members, members_query = paginate(request, project.memberships.select_related("user")
+                                      .order_by("role", "user__username", "pk"), MEMBERS_PER_PAGE)
+    invitations, invitations_query = paginate(
+        request, project.invitations.filter(used_at__isnull=True, revoked_at__isnull=True)
+        .select_related("created_by").order_by("-created", "-pk"), INVITATIONS_PER_PAGE, "invitations_page")
     return render(request, "annotation/people.html", {
         "project": project,
-        "members": project.memberships.select_related("user").order_by("role", "user__username"),
-        "invitations": project.invitations.filter(used_at__isnull=True, revoked_at__isnull=True)
-        .select_related("created_by"),
+        "members": members, "members_query": members_query,
+        "invitations": invitations, "invitations_query": invitations_query,
         "events": project.membership_events.select_related("actor")[:AUDIT_LENGTH],
         "roles": Membership.Role.choices,
         **extra,

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from assist.selectors import assist_status
-from corpus.models import DocumentSentence, Job, Membership, Summary, SummarySentence
+from corpus.models import DocumentSentence, Job, KeyFact, Membership, Summary, SummarySentence
 from corpus.uploads import import_start
 
 from ..forms import ImportForm, ProjectForm
@@ -22,6 +22,11 @@ from ..permissions import (
     readable_assignments,
     role_in,
 )
+from ..selectors import count_of
+from .pagination import paginate
+
+DOCUMENTS_PER_PAGE = 50
+WORK_PER_PAGE = 50
 
 
 @login_required
@@ -65,17 +70,21 @@ def project_detail(request, slug):
     role = role_in(project, request.user)
     context = {"project": project, "role": role}
     if role == Membership.Role.MANAGER:
+        # The counts are subqueries on the page's rows only: a join of summaries and key-facts would fan out.
+        documents = (project.documents.annotate(summary_count=count_of(Summary.objects.all(), "document"),
+                                                keyfact_count=count_of(KeyFact.objects.all(), "document"))
+                     .order_by("domain", "uid", "pk"))
+        page, query = paginate(request, documents, DOCUMENTS_PER_PAGE)
         context.update(
-            documents=project.documents.annotate(summary_count=Count("summaries", distinct=True),
-                                                 keyfact_count=Count("keyfacts", distinct=True))
-            .order_by("domain", "uid"),
+            page=page, query=query, document_total=page.paginator.count,
             summary_total=Summary.objects.filter(document__project=project).count(),
             jobs=project.jobs.all()[:10],
             assist=assist_status(project),
         )
     else:
-        context["work"] = (readable_assignments(request).filter(hit__project=project).select_related("hit")
-                           .order_by("-reserved_at", "pk"))
+        work = (readable_assignments(request).filter(hit__project=project).select_related("hit")
+                .order_by("-reserved_at", "pk"))
+        context["page"], context["query"] = paginate(request, work, WORK_PER_PAGE)
     return render(request, "annotation/project_detail.html", context)
 
 

@@ -29,8 +29,12 @@ from ..quality.qualification import (
 )
 from ..services.grades import OverrideRefused, grade_override
 from .crowd import after_screening
+from .pagination import paginate
 
 DEFAULT_SORT = "pass_rate"
+ANNOTATORS_PER_PAGE = 50
+GRADES_PER_PAGE = 50
+DECISIONS_PER_PAGE = 50
 
 
 @login_required
@@ -56,8 +60,9 @@ def quality_dashboard(request, slug):
     if provider:
         annotators = annotators.filter(provider=provider)
     dashboard = project_quality(project, annotators)
+    rows, query = paginate(request, sort_rows(dashboard.rows, sort), ANNOTATORS_PER_PAGE)
     return render(request, "annotation/quality/dashboard.html", {
-        "project": project, "dashboard": dashboard, "rows": sort_rows(dashboard.rows, sort), "sort": sort,
+        "project": project, "dashboard": dashboard, "rows": rows, "query": query, "sort": sort,
         "status": status, "provider": provider, "sort_keys": SORT_KEYS,
         "statuses": Annotator.Status.choices, "providers": Annotator.Provider.choices,
     })
@@ -72,9 +77,13 @@ def annotator_quality(request, slug, annotator_id):
               .select_related("assignment__hit", "overridden_by").order_by("-assignment__submitted_at"))
     decisions = (annotator.decisions.filter(project=project).prefetch_related("rests_on__hit")
                  .order_by("-created", "-pk"))
+    # Both grow with the annotator's work: a page of each (the decisions' own page number apart).
+    grades, grades_query = paginate(request, grades, GRADES_PER_PAGE)
+    decisions, decisions_query = paginate(request, decisions, DECISIONS_PER_PAGE, "decisions_page")
     return render(request, "annotation/quality/annotator.html", {
         "project": project, "annotator": annotator, "row": dashboard.rows[0] if dashboard.rows else None,
-        "dashboard": dashboard, "grades": grades, "decisions": decisions, "statuses": Annotator.Status.choices,
+        "dashboard": dashboard, "grades": grades, "grades_query": grades_query, "decisions": decisions,
+        "decisions_query": decisions_query, "statuses": Annotator.Status.choices,
         "standing": annotator.standing_in(project),
     })
 

@@ -1,0 +1,109 @@
+"""The page benchmark: every page a manager, a reviewer and an annotator open, on a project at scale.
+
+    python -m benchmarks.pages_bench build --scale 1 --database-url postgres://postgres@127.0.0.1:5432/fg_pages_scale
+    python -m benchmarks.pages_bench build --scale 1 --database-url sqlite:///$PWD/benchmarks/out/pages-1x.sqlite3
+    python -m benchmarks.pages_bench measure --database-url URL [--repeat 20] [--code REF] [--only NAMES] [--out F]
+
+`build` makes the database once with benchmarks/scale.py's child steps (import; KV HITs; the KV labels of 3 simulated
+annotators; FV HITs; KA HITs; the FV and KA labels), attention checks at 20%, from a `git archive` of HEAD so that
+editing the tree while it runs changes nothing. `measure` then runs in this tree's code against that database: it
+lists the GET pages of the URLconf, fills their slug and ids from the database, requests each `--repeat` times as each
+role with Django's test client, and reports p50 / p99 time and response size per page and role; a page over 500 KB or
+500 ms at p99 is flagged. Pages whose URL needs an object the database has none of are reported as skipped.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.scale import CHECK_RATE, OUT, ROOT, SLUG, checkout, child, generate
+
+
+def build(scale: float, database_url: str) -> None:
+    data = generate(scale)
+    if database_url.startswith("sqlite:///"):
+        Path(database_url.removeprefix("sqlite:///")).unlink(missing_ok=True)
+    else:
+        import psycopg
+
+        name = database_url.rsplit("/", 1)[1]
+        admin = database_url.rsplit("/", 1)[0].replace("postgres://", "postgresql://") + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            connection.execute(f'CREATE DATABASE "{name}"')
+    with tempfile.TemporaryDirectory(prefix="fg-pages-") as temporary:
+        code = checkout("HEAD", Path(temporary))
+        work = OUT / "pages-data"
+        work.mkdir(parents=True, exist_ok=True)
+        steps = [("import", {"slug": SLUG, "rate": CHECK_RATE, "data": str(data)}),
+                 ("build", {"slug": SLUG, "task": "kv"}),
+                 ("simulate", {"slug": SLUG, "tasks": ["kv"]}),
+                 ("build", {"slug": SLUG, "task": "fv"}),
+                 ("build", {"slug": SLUG, "task": "ka"}),
+                 ("simulate", {"slug": SLUG, "tasks": ["fv", "ka"]})]
+        for step, args in steps:
+            line = child(code, database_url, work, step, **args)
+            print(json.dumps({"scale": scale, **line}), flush=True)
+
+
+def compare(before: dict, after: dict) -> str:
+    """A markdown table of the pages both runs timed (status 200), old and new side by side."""
+    def key(row):
+        return row["page"], row["role"]
+
+    old = {key(row): row for row in before["rows"] if row.get("status") == 200}
+    lines = ["| page | role | p50 ms before | p50 ms after | p99 ms before | p99 ms after | KB before | KB after | "
+             "queries before / after | over 500 ms or 500 KB after |", "|" + " --- |" * 10]
+    for row in after["rows"]:
+        if row.get("status") != 200 or key(row) not in old:
+            continue
+        was = old[key(row)]
+        lines.append(f"| {row['page']} | {row['role']} | {was['p50_ms']:,.0f} | {row['p50_ms']:,.0f} | "
+                     f"{was['p99_ms']:,.0f} | {row['p99_ms']:,.0f} | {was['kb']:,.1f} | {row['kb']:,.1f} | "
+                     f"{was['queries']} / {row['queries']} | {'**yes**' if row['over'] else ''} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["build", "measure", "compare"])
+    parser.add_argument("--before", type=Path, help="compare: the --out of a measure with --code (old code)")
+    parser.add_argument("--after", type=Path, help="compare: the --out of a measure with this tree's code")
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--only", default="", help="comma-separated URL pattern names")
+    parser.add_argument("--code", default="",
+                        help="measure with this git ref's code (git archive) instead of the tree's: old vs new")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.command == "compare":
+        print(compare(json.loads(args.before.read_text()), json.loads(args.after.read_text())))
+        return
+    if args.command == "build":
+        build(args.scale, args.database_url)
+        return
+    env = dict(os.environ, DATABASE_URL=args.database_url, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("CELERY_BROKER_URL", None)
+    command = [sys.executable, "-m", "benchmarks.pages_measure", "--repeat", str(args.repeat), "--only", args.only]
+    if args.out:
+        command += ["--out", str(args.out.resolve())]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fg-pages-code-") as temporary:
+        code = ROOT
+        if args.code:
+            code = checkout(args.code, Path(temporary))
+            shutil.copy(ROOT / "benchmarks" / "pages_measure.py", code / "benchmarks" / "pages_measure.py")
+        env["PYTHONPATH"] = str(code)
+        subprocess.run(command, env=env, cwd=code, check=True)
+    print(f"measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""The measuring half of benchmarks/pages_bench.py, run in this tree's code against DATABASE_URL (a database that
+`pages_bench build` made): every GET page of the URLconf as a manager, a reviewer and an annotator of the project.
+
+The pages are enumerated from the URLconf (every named leaf pattern outside admin/ and api/: the API is not a page a
+person sees, and DRF paginates it); their parameters are filled from the database by name. The annotator is an
+account that did a third of the project's HITs (the first simulated annotator, turned into an account once), so its
+own history is as long as the project makes it. A page that answers 405 takes POST only and is left out.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.models import Count  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse  # noqa: E402
+
+from annotation.models import Annotator, Assignment, Hit, Label, Task  # noqa: E402
+from annotation.selectors import disagreements  # noqa: E402
+from corpus.models import Job, Membership, Project  # noqa: E402
+
+SLUG = "scale"
+LIMIT_KB = 500
+LIMIT_MS = 500
+# Someone else's page (exports/): measured only when asked.
+LEFT_OUT = {"exports_analytics"}
+
+
+def named_patterns(patterns=None, prefix="") -> list[tuple[str, list[str]]]:
+    """(name, parameter names) of every named leaf pattern outside admin/ and api/."""
+    found = []
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(entry.pattern)
+        if route.startswith(("admin/", "api/")):
+            continue
+        if isinstance(entry, URLResolver):
+            found += named_patterns(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern) and entry.name:
+            found.append((entry.name, list(entry.pattern.converters) if hasattr(entry.pattern, "converters") else []))
+    return found
+
+
+def user(username: str, role: str | None, project: Project):
+    person, _ = get_user_model().objects.get_or_create(username=username)
+    if role:
+        Membership.objects.get_or_create(project=project, user=person, defaults={"role": role})
+    return person
+
+
+def bench_annotator(project: Project):
+    """An account holding the first simulated annotator's work (converted once: an in-house annotator who did a
+    third of every HIT)."""
+    person = user("pages-annotator", Membership.Role.ANNOTATOR, project)
+    annotator = Annotator.objects.filter(user=person).first()
+    if annotator is None:
+        annotator = Annotator.objects.filter(provider=Annotator.Provider.SIMULATED).order_by("pk").first()
+        annotator.provider, annotator.external_id, annotator.user = Annotator.Provider.ACCOUNT, str(person.pk), person
+        annotator.save()
+    return person, annotator
+
+
+def values(project: Project, annotator: Annotator) -> dict[tuple[str, str], object]:
+    """(pattern name or '*', parameter) -> value; the largest object where size matters."""
+    biggest_hit = (Hit.objects.filter(project=project).annotate(n=Count("units")).order_by("-n", "pk").first())
+    own = (Assignment.objects.filter(annotator=annotator, hit__project=project).annotate(n=Count("hit__units"))
+           .order_by("-n", "pk").first())
+    document = project.documents.order_by("-word_count", "pk").first()
+    unit = next(iter(disagreements(project, Task.FACT_VERIFICATION)[:1]), None)
+    job = Job.objects.filter(project=project).order_by("-pk").first()
+    found = {("*", "slug"): project.slug, ("*", "task"): Task.FACT_VERIFICATION,
+             ("*", "hit_id"): biggest_hit and biggest_hit.public_id,
+             ("*", "annotator_id"): annotator.public_id,
+             ("*", "assignment_id"): own and own.public_id,
+             ("document_detail", "pk"): document and document.pk,
+             ("job_status", "pk"): job and job.pk,
+             ("*", "unit_id"): unit and unit.public_id}
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def fill(name: str, parameters: list[str], known: dict) -> str | None:
+    kwargs = {}
+    for parameter in parameters:
+        value = known.get((name, parameter), known.get(("*", parameter)))
+        if value is None:
+            return None
+        kwargs[parameter] = value
+    try:
+        return reverse(name, kwargs=kwargs)
+    except NoReverseMatch:
+        return None
+
+
+def percentile(samples: list[float], share: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
+
+
+def measure(client: Client, url: str, repeat: int) -> dict:
+    times = []
+    while True:
+        with CaptureQueriesContext(connection) as captured:
+            begun = time.perf_counter()
+            response = client.get(url)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            times.append(time.perf_counter() - begun)
+        # A refusal is not timed further; a page slower than 5 s is read 3 times, not `repeat`.
+        if response.status_code != 200 or len(times) >= (3 if times[0] > 5 else repeat):
+            break
+    status, size = response.status_code, len(body)
+    p50, p99 = percentile(times, 0.5) * 1000, percentile(times, 0.99) * 1000
+    return {"url": url, "status": status, "n": len(times), "p50_ms": round(p50, 1), "p99_ms": round(p99, 1),
+            "kb": round(size / 1024, 1), "queries": len(captured.captured_queries),
+            "over": status == 200 and (p99 > LIMIT_MS or size / 1024 > LIMIT_KB)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--only", default="", help="comma-separated pattern names")
+    parser.add_argument("--include-analytics", action="store_true")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    settings.ALLOWED_HOSTS = ["*"]
+    logging.getLogger("django.request").setLevel(logging.CRITICAL)  # the refusals are expected, and reported
+    project = Project.objects.get(slug=SLUG)
+    people = {"manager": user("pages-manager", Membership.Role.MANAGER, project),
+              "reviewer": user("pages-reviewer", Membership.Role.REVIEWER, project)}
+    people["annotator"], annotator = bench_annotator(project)
+    known = values(project, annotator)
+    only = {name for name in args.only.split(",") if name}
+    facts = {"engine": connection.vendor, "documents": project.documents.count(),
+             "hits": Hit.objects.filter(project=project).count(),
+             "assignments": Assignment.objects.filter(hit__project=project).count(),
+             "annotator_assignments": Assignment.objects.filter(annotator=annotator).count(),
+             "labels": Label.objects.filter(unit__hit__project=project).count()}
+    print(json.dumps({"facts": facts}), flush=True)
+    rows = []
+    for name, parameters in named_patterns():
+        if (only and name not in only) or (name in LEFT_OUT and not args.include_analytics):
+            continue
+        url = fill(name, parameters, known)
+        if url is None:
+            row = {"page": name, "role": "-", "skipped": f"nothing in the database to fill {parameters}"}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            continue
+        for role, person in people.items():
+            client = Client()
+            client.force_login(person)
+            row = {"page": name, "role": role, **measure(client, url, args.repeat)}
+            if row["status"] == 405:
+                continue
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.out:
+        with open(args.out, "w") as out:
+            json.dump({"facts": facts, "rows": rows}, out, indent=1)
+    print(table(rows), file=sys.stderr)
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| page | role | status | p50 ms | p99 ms | KB | queries | n | flag |", "| --- | --- | --- | --- | --- |"
+             " --- | --- | --- | --- |"]
+    for row in rows:
+        if "skipped" in row:
+            lines.append(f"| {row['page']} | - | skipped: {row['skipped']} | | | | | | |")
+            continue
+        timed = row["status"] == 200
+        lines.append(f"| {row['page']} | {row['role']} | {row['status']} | "
+                     f"{row['p50_ms'] if timed else ''} | {row['p99_ms'] if timed else ''} | {row['kb']} | "
+                     f"{row['queries']} | {row['n']} | {'OVER' if row['over'] else ''} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
