@@ -64,3 +64,14 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
         cursor.executemany(sql, [[field.get_db_prep_save(value, connection) for field, value in zip(columns, row)]
                                  for row in rows])
     return len(rows)
+
+
+def insert_objects(objects: Sequence[Model]) -> int:
+    """Insert unsaved `objects` (all of one model, defaults already filled in by their constructor) without reading
+    their primary keys back: for rows nothing refers to in the same write."""
+    if not objects:
+        return 0
+    meta = type(objects[0])._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    return insert_rows(type(objects[0]), [field.name for field in fields],
+                       [[getattr(instance, field.attname) for field in fields] for instance in objects])

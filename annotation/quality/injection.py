@@ -29,7 +29,7 @@ from itertools import islice
 
 from django.db.models import Exists, F, OuterRef
 
-from corpus.bulk import update_rows
+from corpus.bulk import insert_objects, update_rows
 from corpus.models import Document, KeyFact, Project, SummarySentence
 
 from ..models import Assignment, AttentionCheck, Hit, Task, Unit
@@ -287,7 +287,8 @@ def write_new_hits(new: list[tuple[Hit, list[Unit]]], injection: Injection | Non
     if injection is not None:
         created = sum(inject_into_hit(hit, injection, units) for hit, units in new if units)
         injection.written_laid_out.update(hit.pk for hit, _ in new)
-    Unit.objects.bulk_create([unit for _, units in new for unit in units], batch_size=LAYOUT_BATCH)
+    # Nothing refers to a real unit in this write (a check's row points at its own unit): no ids to read back.
+    insert_objects([unit for _, units in new for unit in units])
     return created
 
 

@@ -59,3 +59,16 @@ def test_it_writes_json_nulls_and_foreign_keys(project, document):
     check.refresh_from_db()
     assert (check.origin_document_id, check.expected, check.note) == (other.pk, {"useful": False, "why": "n"},
                                                                       "a note")
+
+
+def test_it_inserts_unsaved_objects_with_their_defaults(project, document):
+    from annotation.models import Hit, Task, Unit
+
+    hit = Hit.objects.create(project=project, task=Task.KEYFACT_VALIDATION, document=document, position=0)
+    units = [Unit(hit=hit, task=hit.task, position=i, text=f"s{i}", highlighted=None if i else [2, 0])
+             for i in range(3)]
+    assert bulk.insert_objects(units) == 3
+    stored = list(Unit.objects.order_by("position").values_list("public_id", "hit_id", "text", "highlighted",
+                                                                "ai_category"))
+    assert stored == [(unit.public_id, hit.pk, unit.text, unit.highlighted, "") for unit in units]
+    assert bulk.insert_objects([]) == 0
