@@ -98,14 +98,22 @@ def _fv_snapshot(sentence_id: int, highlights: dict, prelabels: dict) -> dict:
 
 def _build_fv(project: Project, result: BuildResult) -> NewHits:
     without_hit = Summary.objects.filter(document__project=project).exclude(hits__task=Task.FACT_VERIFICATION)
-    summaries = list(without_hit.select_related("document").order_by("document__domain", "document__uid", "model"))
+    summaries = list(without_hit.order_by("document__domain", "document__uid", "model"))
     if not summaries:
         return []
+    # One instance per document, shared by its summaries' HITs: joined to every summary, a document's text was
+    # held once per summary (9 copies in UniSumEval).
+    documents = {document.pk: document
+                 for document in Document.objects.filter(pk__in=without_hit.values("document_id"))}
+    for summary in summaries:
+        summary.document = documents[summary.document_id]
     sentences = defaultdict(list)
     # A subquery, not a list of ids: a project has more summaries than SQLite takes parameters in one statement.
     # Read before the HITs exist, while it still selects these summaries.
-    for sentence in SummarySentence.objects.filter(summary__in=without_hit).order_by("summary_id", "index"):
-        sentences[sentence.summary_id].append(sentence)
+    # (id, text) pairs, not model instances: at 10x UniSumEval a build holds 80,000 sentences.
+    for pk, summary_id, text in (SummarySentence.objects.filter(summary__in=without_hit)
+                                 .order_by("summary_id", "index").values_list("pk", "summary_id", "text")):
+        sentences[summary_id].append((pk, text))
     position = _next_position(project, Task.FACT_VERIFICATION)
     hits = Hit.objects.bulk_create([
         Hit(project=project, task=Task.FACT_VERIFICATION, document=summary.document, summary=summary,
@@ -113,9 +121,9 @@ def _build_fv(project: Project, result: BuildResult) -> NewHits:
         for offset, summary in enumerate(summaries)
     ])
     highlights, prelabels = _sentence_highlights(project), _prelabels(project)
-    new = [(hit, [Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence=sentence,
-                       text=sentence.text, **_fv_snapshot(sentence.pk, highlights, prelabels))
-                  for position, sentence in enumerate(sentences[hit.summary_id])])
+    new = [(hit, [Unit(hit=hit, task=Task.FACT_VERIFICATION, position=position, summary_sentence_id=pk,
+                       text=text, **_fv_snapshot(pk, highlights, prelabels))
+                  for position, (pk, text) in enumerate(sentences[hit.summary_id])])
            for hit in hits]
     result.hits_created, result.units_created = len(hits), sum(len(units) for _, units in new)
     return new
@@ -269,9 +277,9 @@ def _alignment_hits(project: Project, documents: list[Document]) -> NewHits:
         for summary in (Summary.objects.filter(document__in=with_facts)
                         .exclude(hits__task=Task.KEYFACT_ALIGNMENT).order_by("model")):
             summaries_of[summary.document_id].append(summary)
-        for sentence in (SummarySentence.objects.filter(summary__document__in=with_facts)
-                         .order_by("summary_id", "index")):
-            sentences_of[sentence.summary_id].append(sentence)
+        for pk, summary_id, text in (SummarySentence.objects.filter(summary__document__in=with_facts)
+                                     .order_by("summary_id", "index").values_list("pk", "summary_id", "text")):
+            sentences_of[summary_id].append((pk, text))
         highlights.update(_keyfact_highlights(Q(keyfact__document__in=with_facts,
                                                 keyfact__status=KeyFact.Status.ACCEPTED)))
     position = _next_position(project, Task.KEYFACT_ALIGNMENT)
@@ -286,10 +294,10 @@ def _alignment_hits(project: Project, documents: list[Document]) -> NewHits:
         facts, sentences = facts_of[hit.document_id], sentences_of[hit.summary_id]
         new.append((hit, [
             Unit(hit=hit, task=Task.KEYFACT_ALIGNMENT, position=row * len(sentences) + column, keyfact=fact,
-                 summary_sentence=sentence, text=fact.text, sentence_text=sentence.text, row=row, column=column,
-                 highlighted=highlights.get(fact.pk))
+                 summary_sentence_id=sentence_id, text=fact.text, sentence_text=sentence_text, row=row,
+                 column=column, highlighted=highlights.get(fact.pk))
             for row, fact in enumerate(facts)
-            for column, sentence in enumerate(sentences)
+            for column, (sentence_id, sentence_text) in enumerate(sentences)
         ]))
     return new
 
