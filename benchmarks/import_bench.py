@@ -1,86 +1,117 @@
-"""Import benchmark: the UniSumEval-scale synthetic file into a fresh database, then a re-import (no changes).
+"""Import benchmark: a dataset file into a fresh database, then the same file again (nothing changes).
 
-    python -m benchmarks.import_bench            # both engines, side by side in one run
-    python -m benchmarks.import_bench --engine sqlite|postgres
+    python -m benchmarks.import_bench [--engine sqlite|postgres] [--data FILE] [--before REF] [--repeat N]
 
-PostgreSQL: a scratch database `finegrain_bench` on 127.0.0.1:5432 is dropped and re-created.
+Default data: benchmarks/out/scale-1x.jsonl (`python -m benchmarks.scale generate --scale 1`: 225 documents,
+2,025 summaries, 36.5 MB). With --before, the import of that commit's code (`git archive`) runs in turn with this
+tree's, N times each (ABAB...), so that a shared machine's load falls on both alike; both must store the same
+sentences and key-facts (a digest of every stored row is compared). Each import runs in its own process; the time
+is `import_dataset` alone (Django's start and the migrations are not in it).
+
+PostgreSQL: a scratch database `finegrain_bench` on 127.0.0.1:5432 is dropped and re-created for every import.
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "benchmarks" / "out" / "unisumeval-scale.jsonl"
+from benchmarks.scale import OUT, ROOT, checkout, generate
+
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 PG_BENCH = "postgres://postgres@127.0.0.1:5432/finegrain_bench"
 
+# Runs in a child process with either tree's code: imports the file twice, prints one JSON line.
+CHILD = r'''
+import hashlib, json, os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+from django.core.management import call_command
+from corpus.importing import import_dataset
+from corpus.models import DocumentSentence, KeyFact, Project, SummarySentence
+call_command("migrate", verbosity=0)
+project = Project.objects.create(slug="bench", name="bench")
+path = sys.argv[1]
+data = open(path, "rb").read()
+started = time.perf_counter()
+first = import_dataset(project=project, data=data, filename=os.path.basename(path))
+seconds = time.perf_counter() - started
+started = time.perf_counter()
+again = import_dataset(project=project, data=data, filename=os.path.basename(path))
+again_seconds = time.perf_counter() - started
+digest = hashlib.sha256()
+for rows in (DocumentSentence.objects.order_by("document__uid", "index").values_list(
+                 "document__uid", "index", "text", "turn", "speaker"),
+             SummarySentence.objects.order_by("summary__document__uid", "summary__model", "index").values_list(
+                 "summary__document__uid", "summary__model", "index", "text"),
+             KeyFact.objects.order_by("document__uid", "index").values_list(
+                 "document__uid", "index", "text", "origin", "status")):
+    for row in rows.iterator(chunk_size=5000):
+        digest.update(repr(row).encode())
+print(json.dumps({"rows": first.rows, "document_sentences": DocumentSentence.objects.count(),
+                  "summary_sentences": SummarySentence.objects.count(), "keyfacts": KeyFact.objects.count(),
+                  "import_seconds": round(seconds, 2), "reimport_seconds": round(again_seconds, 2),
+                  "reimport_changed": again.changed, "stored_sha256": digest.hexdigest()[:16]}))
+'''
 
-def measure() -> dict:
-    """Runs inside a child process whose DATABASE_URL points at a fresh database."""
-    import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
-    from django.core.management import call_command
-
-    from corpus.importing import import_dataset
-    from corpus.models import DocumentSentence, Project, SummarySentence
-
-    call_command("migrate", verbosity=0)
-    project = Project.objects.create(slug="bench", name="bench")
-    data = DATA.read_bytes()
-    started = time.perf_counter()
-    first = import_dataset(project=project, data=data, filename=DATA.name)
-    first_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    again = import_dataset(project=project, data=data, filename=DATA.name)
-    again_seconds = time.perf_counter() - started
-    return {
-        "rows": first.rows, "documents": first.documents_created, "summaries": first.summaries_created,
-        "document_sentences": DocumentSentence.objects.count(), "summary_sentences": SummarySentence.objects.count(),
-        "import_seconds": round(first_seconds, 2), "reimport_seconds": round(again_seconds, 2),
-        "reimport_changed": again.changed,
-    }
-
-
-def run_engine(engine: str) -> dict:
-    env = dict(os.environ)
+def run_once(code: Path, engine: str, data: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1",
+               FINEGRAIN_MAX_UPLOAD_BYTES=str(max(data.stat().st_size, 200 * 1024 * 1024)))
     env.pop("CELERY_BROKER_URL", None)
-    if engine == "postgres":
-        import psycopg
+    with tempfile.TemporaryDirectory(prefix="fg-import-") as temporary:
+        if engine == "postgres":
+            import psycopg
 
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute("DROP DATABASE IF EXISTS finegrain_bench")
-            conn.execute("CREATE DATABASE finegrain_bench")
-        env["DATABASE_URL"] = PG_BENCH
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.sqlite3"
-    output = subprocess.run([sys.executable, "-m", "benchmarks.import_bench", "--child"], env=env, cwd=ROOT,
-                            check=True, capture_output=True, text=True).stdout
-    return {"engine": engine, **json.loads(output.strip().splitlines()[-1])}
+            with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as connection:
+                connection.execute("DROP DATABASE IF EXISTS finegrain_bench WITH (FORCE)")
+                connection.execute("CREATE DATABASE finegrain_bench")
+            env["DATABASE_URL"] = PG_BENCH
+        else:
+            env["DATABASE_URL"] = f"sqlite:///{temporary}/bench.sqlite3"
+        env["FINEGRAIN_DATA_DIR"] = temporary
+        done = subprocess.run([sys.executable, "-c", CHILD, str(data)], env=env, cwd=code, capture_output=True,
+                              text=True)
+    if done.returncode:
+        raise SystemExit(f"import with {code} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Import benchmark at UniSumEval scale")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", choices=["sqlite", "postgres"])
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, default=None, help="default: benchmarks/out/scale-1x.jsonl")
+    parser.add_argument("--before", default="", help="a git ref whose import runs in turn with this tree's")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(measure()))
-        return
-    if not DATA.exists():
-        from benchmarks.synthetic import write
-
-        write(DATA)
-    for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
-        print(json.dumps(run_engine(engine)))
+    data = args.data or generate(1)
+    with tempfile.TemporaryDirectory(prefix="fg-import-code-") as temporary:
+        codes = {"after": ROOT}
+        if args.before:
+            codes["before"] = checkout(args.before, Path(temporary))
+        for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
+            seconds: dict[str, list[float]] = {name: [] for name in codes}
+            digests = set()
+            for _ in range(args.repeat):
+                for name, code in codes.items():
+                    line = {"engine": engine, "code": name, **run_once(code, engine, data)}
+                    print(json.dumps(line), flush=True)
+                    seconds[name].append(line["import_seconds"])
+                    digests.add(line["stored_sha256"])
+            summary = {"engine": engine, "median_import_seconds": {name: statistics.median(values)
+                                                                   for name, values in seconds.items()},
+                       "same_rows": len(digests) == 1}
+            if args.before:
+                summary["ratio_before_after"] = round(statistics.median(seconds["before"])
+                                                      / statistics.median(seconds["after"]), 2)
+            print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":
+    OUT.mkdir(exist_ok=True)
     main()
