@@ -240,6 +240,7 @@ class PlannedDocument:
     summaries: dict = field(default_factory=dict)  # model -> (line, text, sentences or None)
     pred_keyfact: list | None = None
     keyfact: list | None = None
+    word_count: int = 0
 
 
 def document_words(text: str, *, dialogue: bool) -> int:
@@ -253,16 +254,21 @@ def document_words(text: str, *, dialogue: bool) -> int:
 def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict[str, PlannedDocument]:
     """Group rows into documents, checking that rows of one uid agree and that no (uid, model) repeats."""
     documents: dict[str, PlannedDocument] = {}
+    # Every row repeats its document (9 summaries of one document in UniSumEval): its words are counted once.
+    words: dict[tuple[str, bool], int] = {}
     for row in rows:
         values = row.values
         dialogue = values.get("input_type") == Document.InputType.DIALOGUE
-        word_count = document_words(values["document"], dialogue=dialogue)
+        key = (values["document"], dialogue)
+        if key not in words:
+            words[key] = document_words(values["document"], dialogue=dialogue)
+        word_count = words[key]
         values.setdefault("length", project.length_for(word_count))
         values.setdefault("redact_type", "")
         values.setdefault("reference", "")
         planned = documents.get(values["uid"])
         if planned is None:
-            planned = documents[values["uid"]] = PlannedDocument(row.line, values)
+            planned = documents[values["uid"]] = PlannedDocument(row.line, values, word_count=word_count)
         else:
             for name in DOCUMENT_FIELDS:
                 if planned.values[name] != values[name]:
@@ -427,8 +433,7 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
                 project=project, uid=uid, doc_id=values["doc_id"], source=values["source"], domain=values["domain"],
                 input_type=values["input_type"], length=values["length"], redact_type=values["redact_type"],
                 text=values["document"], reference=values["reference"],
-                word_count=document_words(values["document"],
-                                          dialogue=values["input_type"] == Document.InputType.DIALOGUE),
+                word_count=planned.word_count,
                 text_sha256=sha256(values["document"]),
             )
         )
