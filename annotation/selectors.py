@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from corpus.models import Project
 
-from .models import Annotator, Assignment, Decision, Hit, Label, LedgerEntry, Task, Unit
+from .models import Annotator, Assignment, AttentionCheck, Decision, Hit, Label, LedgerEntry, Task, Unit
 from .models.assignment import counted_submission_q
 
 
@@ -228,6 +228,17 @@ def voted_units(project: Project, task: str):
             .annotate(votes=count_of(counted, "unit"), yes=count_of(counted.filter(**{field: True}), "unit")))
 
 
+def counted_votes(project: Project, task: str):
+    """`votes` and `yes` per real unit of `task` that has counted answers, as one grouped query: the same numbers as
+    `voted_units`, without two subqueries per unit of the task."""
+    field = REVIEW_QUESTION[task]
+    # NOT EXISTS, not a LEFT JOIN ... IS NULL, for the checks: PostgreSQL estimates the join at one row and loops.
+    checks = AttentionCheck.objects.filter(unit=OuterRef("unit"))
+    return (Label.objects.filter(counted_submission_q("assignment__"), ~Exists(checks), unit__hit__project=project,
+                                 unit__task=task, **{f"{field}__isnull": False})
+            .order_by().values("unit").annotate(votes=Count("pk"), yes=Count("pk", filter=Q(**{field: True}))))
+
+
 def disagreements(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
                   most_agreement: float | None = None, settled: str = "", checks: str = ""):
     """Units of `task` with at least two counted answers that are not all the same, most split first; filtered by
@@ -262,7 +273,7 @@ def agreement_summary(project: Project, task: str) -> dict:
     """How far the annotators agree among themselves (pairs of counted answers on the same unit that agree) and
     with the adjudications (counted answers on adjudicated units that equal the adjudicated label)."""
     pairs = agreeing = 0
-    for votes, yes in voted_units(project, task).filter(votes__gte=2).values_list("votes", "yes").iterator():
+    for votes, yes in counted_votes(project, task).filter(votes__gte=2).values_list("votes", "yes").iterator():
         no = votes - yes
         pairs += votes * (votes - 1) // 2
         agreeing += yes * (yes - 1) // 2 + no * (no - 1) // 2
