@@ -27,7 +27,10 @@ def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
 
     call_command("simulate_annotations", "--project", "demo", verbosity=0)
     page.reload()  # goto to the same address and fragment would not load the page again
+    # The labels changed: the page says its figures are being computed, polls their job and reloads when it is done.
+    assert "Computing the analytics" in page.inner_text("main")
     table = section.locator("table.evaluator-table")
+    table.locator("tbody tr").first.wait_for(timeout=60_000)
     assert table.locator("tbody tr").count() == 3  # faithfulness, completeness, composite
     assert table.locator("tbody tr").first.inner_text().startswith("faithfulness\tprecision")
     detection = section.locator("table.detection-table tbody tr")
