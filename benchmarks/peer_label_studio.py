@@ -24,12 +24,13 @@ import os
 import random
 import signal
 import socket
-import statistics
 import subprocess
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from benchmarks.hit_load import free_port, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
@@ -129,19 +130,6 @@ class Api:
         return 0, b"", (time.perf_counter() - began) * 1000
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
-def summarize(values: list[float]) -> dict:
-    if not values:
-        return {"n": 0}
-    return {"n": len(values), "p50": round(percentile(values, 50), 1), "p95": round(percentile(values, 95), 1),
-            "p99": round(percentile(values, 99), 1), "max": round(max(values), 1),
-            "mean": round(statistics.fmean(values), 1)}
-
-
 def annotation_of(task: dict, rng: random.Random) -> dict:
     result = [{"from_name": f"error_{index}", "to_name": f"sentence_{index}", "type": "choices",
                "value": {"choices": [rng.choice(CHOICES)]}} for index in range(len(task["data"]["sentences"]))]
@@ -216,9 +204,7 @@ def run(args) -> dict:
     tokens = json.loads(subprocess.run([str(ls_python), "-c", LS_SETUP], env=env, cwd=ls_path, check=True,
                                        capture_output=True, text=True).stdout.strip().splitlines()[-1])["tokens"]
     setup_seconds = time.perf_counter() - began
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [str(Path(args.ls) / "bin" / "gunicorn"), "label_studio.core.wsgi:application", "--bind", f"127.0.0.1:{port}",

@@ -1,5 +1,7 @@
 import pytest
 
+from .labels import annotate, fv_units
+
 
 @pytest.fixture(autouse=True)
 def analytics_worker(request, monkeypatch):
@@ -20,3 +22,13 @@ def analytics_worker(request, monkeypatch):
         return stored, fingerprint
 
     monkeypatch.setattr(views, "current_figures", current_figures)
+
+
+@pytest.fixture
+def labelled(project):
+    """One FV HIT of 4 sentences labelled by three annotators (the FV alpha is 7/18, see test_report)."""
+    hit, units = fv_units(project, 4)
+    for name, answers in {"a": [True, False, True, False], "b": [True, False, True, False],
+                          "c": [True, False, False, True]}.items():
+        annotate(hit, units, answers, name=name)
+    return project

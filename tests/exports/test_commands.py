@@ -8,17 +8,6 @@ from django.core.management.base import CommandError
 
 from assist.models import EvaluatorScore
 
-from .labels import annotate, fv_units
-
-
-@pytest.fixture
-def labelled(project):
-    hit, units = fv_units(project, 4)
-    for name, answers in {"a": [True, False, True, False], "b": [True, False, True, False],
-                          "c": [True, False, False, True]}.items():
-        annotate(hit, units, answers, name=name)
-    return project
-
 
 @pytest.mark.parametrize("command", ["agreement", "export_benchmark", "import_evaluator_scores",
                                      "simulate_annotations", "import_benchmark"])

@@ -18,21 +18,12 @@ from exports.models import AnalyticsFigures
 from exports.selectors import label_source
 from exports.tables import TABLES, table_rows
 
-from .labels import annotate, fv_units
+from .labels import annotate
 
 pytestmark = pytest.mark.queued_analytics
 
 PAGE_NUMBER = "0.389"  # fv alpha of `labelled`: 7/18, see test_report
 CSV_ALPHA = "0.3889"
-
-
-@pytest.fixture
-def labelled(project):
-    hit, units = fv_units(project, 4)
-    for name, answers in {"a": [True, False, True, False], "b": [True, False, True, False],
-                          "c": [True, False, False, True]}.items():
-        annotate(hit, units, answers, name=name)
-    return project
 
 
 @pytest.fixture

@@ -8,17 +8,6 @@ from django.urls import reverse
 
 from corpus.models import Job
 
-from .labels import annotate, fv_units
-
-
-@pytest.fixture
-def labelled(project):
-    hit, units = fv_units(project, 4)
-    for name, answers in {"a": [True, False, True, False], "b": [True, False, True, False],
-                          "c": [True, False, False, True]}.items():
-        annotate(hit, units, answers, name=name)
-    return project
-
 
 def login(client, user):
     client.force_login(user)
