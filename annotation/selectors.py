@@ -31,7 +31,19 @@ from django.utils import timezone
 
 from corpus.models import Project
 
-from .models import Annotator, Assignment, AttentionCheck, Decision, Hit, Label, LedgerEntry, Task, Unit
+from .models import (
+    Adjudication,
+    Annotator,
+    Assignment,
+    AttentionCheck,
+    Decision,
+    Hit,
+    Label,
+    LedgerEntry,
+    SplitUnit,
+    Task,
+    Unit,
+)
 from .models.assignment import counted_submission_q
 
 
@@ -269,20 +281,56 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
             .order_by("majority", "hit__position", "position"))
 
 
-def agreement_summary(project: Project, task: str) -> dict:
+def split_units(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
+                most_agreement: float | None = None, settled: str = "", checks: str = ""):
+    """`disagreements` read from the stored tally (annotation.services.review_tally): the same units in the same
+    order, as SplitUnit rows; whether a unit is settled is read live from the adjudications."""
+    units = SplitUnit.objects.filter(project=project, task=task)
+    if domain:
+        units = units.filter(domain=domain)
+    if summarizer:
+        units = units.filter(summarizer=summarizer)
+    if annotator is not None:
+        units = units.filter(annotators=annotator)
+    if settled in ("yes", "no"):
+        units = units.filter(unit__adjudication__isnull=settled == "no")
+    if checks in ("missed", "clean"):
+        units = units.filter(missed_check=checks == "missed")
+    if most_agreement is not None:
+        units = units.filter(majority__lte=most_agreement)
+    return units.order_by("majority", "hit_position", "position", "unit_id")
+
+
+def units_of(split: list[SplitUnit]) -> list[Unit]:
+    """The units of a page of `split_units`, in its order, with what the reviewer's cards show and `majority`."""
+    units = (Unit.objects.filter(pk__in=[row.unit_id for row in split])
+             .select_related("hit__document", "hit__summary", "hit__project", "adjudication__reviewer",
+                             "summary_sentence", "keyfact").in_bulk())
+    for row in split:
+        units[row.unit_id].majority = row.majority
+    return [units[row.unit_id] for row in split]
+
+
+def agreement_summary(project: Project, task: str, *, among: list[int] | None = None) -> dict:
     """How far the annotators agree among themselves (pairs of counted answers on the same unit that agree) and
-    with the adjudications (counted answers on adjudicated units that equal the adjudicated label)."""
+    with the adjudications (counted answers on adjudicated units that equal the adjudicated label). `among`:
+    [pairs, agreeing pairs] as a ReviewTally stored them, instead of a pass over every counted label; the part
+    about adjudications is read live (one row per adjudicated unit's counted label)."""
     pairs = agreeing = 0
-    for votes, yes in counted_votes(project, task).filter(votes__gte=2).values_list("votes", "yes").iterator():
-        no = votes - yes
-        pairs += votes * (votes - 1) // 2
-        agreeing += yes * (yes - 1) // 2 + no * (no - 1) // 2
+    if among is not None:
+        pairs, agreeing = among
+    else:
+        for votes, yes in counted_votes(project, task).filter(votes__gte=2).values_list("votes", "yes").iterator():
+            no = votes - yes
+            pairs += votes * (votes - 1) // 2
+            agreeing += yes * (yes - 1) // 2 + no * (no - 1) // 2
     field = REVIEW_QUESTION[task]
-    labels = Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project, unit__task=task,
-                                  unit__adjudication__isnull=False, **{f"{field}__isnull": False})
+    adjudicated = Adjudication.objects.filter(unit__hit__project=project, unit__task=task).values("unit")
+    labels = Label.objects.filter(counted_submission_q("assignment__"), unit__in=adjudicated,
+                                  **{f"{field}__isnull": False})
     with_adjudication = labels.count()
     matching = labels.filter(**{field: F(f"unit__adjudication__{field}")}).count()
     return {"pairs": pairs, "among": agreeing / pairs if pairs else None,
-            "adjudicated": Unit.objects.filter(hit__project=project, task=task, adjudication__isnull=False).count(),
+            "adjudicated": adjudicated.count(),
             "labels": with_adjudication, "with_adjudication": matching / with_adjudication if with_adjudication
             else None}

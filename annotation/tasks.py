@@ -5,6 +5,7 @@ from celery import shared_task
 
 from .services.assignment import release_expired as release_expired_reservations
 from .services.hits import hits_build_run
+from .services.review_tally import review_tally_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -17,3 +18,9 @@ def hits_build_task(job_id: int) -> None:
 def release_expired() -> int:
     """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
     return release_expired_reservations()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def review_tally_task(job_id: int) -> None:
+    # Rerunnable: a redelivered task tallies the same labels again (a finished job is not rerun).
+    review_tally_run(job_id=job_id)

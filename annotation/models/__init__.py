@@ -2,7 +2,7 @@ from .annotator import Annotator, ProjectAnnotator
 from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
-from .review import Adjudication
+from .review import Adjudication, ReviewTally, SplitUnit
 from .work import ErrorType, Hit, Task, Unit
 
 __all__ = [
@@ -24,6 +24,8 @@ __all__ = [
     "ProjectAnnotator",
     "Provider",
     "ProviderResource",
+    "ReviewTally",
+    "SplitUnit",
     "Task",
     "Unit",
 ]

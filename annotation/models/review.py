@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 
+from .annotator import Annotator
 from .work import Unit
 
 
@@ -27,3 +28,46 @@ class Adjudication(models.Model):
     def answer(self) -> bool | None:
         """The adjudicated yes/no of the unit's task."""
         return {"fv": self.has_error, "kv": self.useful, "ka": self.aligned}[self.unit.task]
+
+
+class ReviewTally(models.Model):
+    """When the reviewer's list was last tallied from the counted labels (annotation.services.review_tally), with the
+    fingerprint of what the tally read, and per task the pairs of counted answers on the same unit and how many of
+    them agree (the page's agreement among annotators)."""
+
+    project = models.OneToOneField("corpus.Project", on_delete=models.CASCADE, related_name="review_tally")
+    fingerprint = models.CharField(max_length=64)
+    computed = models.DateTimeField()
+    seconds = models.FloatField(default=0)
+    # {task: [pairs, agreeing pairs]}
+    pairs = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"Review tally of {self.project}"
+
+
+class SplitUnit(models.Model):
+    """A real unit whose counted answers disagree (at least two, not all the same), as of the project's ReviewTally:
+    its votes, how many say yes, the majority's share, whether a counted label comes from a submission that missed a
+    check, who gave the counted labels, and the document's domain and summarizer, so that the reviewer's list is an
+    indexed query on this table alone (plus the live adjudications)."""
+
+    unit = models.OneToOneField(Unit, on_delete=models.CASCADE, primary_key=True, related_name="split")
+    project = models.ForeignKey("corpus.Project", on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=2)
+    votes = models.PositiveIntegerField()
+    yes = models.PositiveIntegerField()
+    majority = models.FloatField()
+    missed_check = models.BooleanField()
+    hit_position = models.PositiveIntegerField()
+    position = models.PositiveIntegerField()
+    domain = models.CharField(max_length=100, blank=True)
+    summarizer = models.CharField(max_length=200, blank=True)
+    annotators = models.ManyToManyField(Annotator, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "task", "majority", "hit_position", "position"],
+                                name="split_unit_review_order")]
+
+    def __str__(self) -> str:
+        return f"Split unit {self.unit_id}"

@@ -1,25 +1,33 @@
 """The reviewer's page: units whose annotators disagree, every counted label with its annotator's pseudonym and the
 AI judgment that was shown, an adjudicated label with a reason (keyboard: static/finegrain/review.js); managers
-send a HIT back for more labels."""
+send a HIT back for more labels.
+
+The list is read from the tally a job keeps (annotation.services.review_tally): while the labels have changed since,
+the page shows the stored list marked as of when it was tallied and polls the job; adjudications are read live."""
 
 import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from corpus.models import Document, Membership, Summary
+from corpus.models import Document, Job, Membership, Summary
 
 from ..models import Annotator, ErrorType, Label, Task, Unit
 from ..models.assignment import counted_submission_q
 from ..permissions import get_managed_hit, get_reviewed_project, role_in
-from ..selectors import agreement_summary, disagreements
+from ..selectors import agreement_summary, split_units, units_of
 from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
+from ..services.review_tally import KIND as TALLY_KIND
+from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
 
 PAGE_SIZE = 20
 AGREEMENT_LEVELS = [("", "any"), ("0.5", "an even split"), ("0.67", "at most two thirds"), ("0.75", "at most 3 in 4")]
@@ -30,7 +38,7 @@ def _filters(request, project) -> dict:
     task = get.get("task") if get.get("task") in Task.values else Task.FACT_VERIFICATION
     annotator = None
     if get.get("annotator"):
-        annotator = Annotator.objects.filter(labels__unit__hit__project=project).filter(
+        annotator = _annotators(project).filter(
             public_id__in=[value for value in [get["annotator"]] if _is_uuid(value)]).first()
     level = get.get("agreement", "")
     return {"task": task, "domain": get.get("domain", "")[:100], "summarizer": get.get("summarizer", "")[:100],
@@ -47,34 +55,73 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
+def _annotators(project):
+    """The annotators with labels in the project (one EXISTS per annotator, not a join over every label)."""
+    return Annotator.objects.filter(Exists(Label.objects.filter(annotator=OuterRef("pk"), unit__hit__project=project)))
+
+
 @login_required
 @require_GET
 def review(request, slug):
     project = get_reviewed_project(request.user, slug)
     chosen = _filters(request, project)
-    units = disagreements(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
-                          annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
-                          most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
+    tally, current, fingerprint = current_tally(project)
+    job = None if current else review_tally_job(project, fingerprint=fingerprint, user=request.user)
+    units = split_units(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
+                        annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
+                        most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
     page = Paginator(units, PAGE_SIZE).get_page(request.GET.get("page"))
+    listed = units_of(list(page.object_list))
     labels: dict[int, list] = {}
-    for label in (Label.objects.filter(counted_submission_q("assignment__"), unit__in=list(page.object_list))
+    for label in (Label.objects.filter(counted_submission_q("assignment__"), unit__in=listed)
                   .select_related("annotator").order_by("annotator__public_id")):
         labels.setdefault(label.unit_id, []).append(label)
     cards = [{"unit": unit, "labels": labels.get(unit.pk, []), "shown_ai": unit.hit.shows_ai_label and unit.ai_category,
-              "shown_reason": unit.hit.effective_assistance == "reason" and unit.ai_reason} for unit in page]
+              "shown_reason": unit.hit.effective_assistance == "reason" and unit.ai_reason} for unit in listed]
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "annotation/review/review.html", {
         "project": project, "chosen": chosen, "page": page, "cards": cards, "query": query.urlencode(),
+        "tally": tally, "tally_job": job,
         "tasks": Task.choices, "levels": AGREEMENT_LEVELS, "error_types": list(enumerate(ErrorType.choices, 1)),
         "domains": Document.objects.filter(project=project).order_by("domain").values_list("domain", flat=True)
         .distinct(),
         "summarizers": Summary.objects.filter(document__project=project).order_by("model")
         .values_list("model", flat=True).distinct(),
-        "annotators": Annotator.objects.filter(labels__unit__hit__project=project).distinct().order_by("public_id"),
-        "agreement": agreement_summary(project, chosen["task"]),
+        "annotators": _annotators(project).order_by("public_id"),
+        "agreement": agreement_summary(project, chosen["task"],
+                                       among=tally.pairs.get(chosen["task"], [0, 0]) if tally else [0, 0]),
         "manages": role_in(project, request.user) == Membership.Role.MANAGER,
     })
+
+
+@login_required
+@require_GET
+def review_status(request, slug):
+    """What the page polls while the list is being tallied: the job's progress; once the tally is current, a page
+    that showed no list reloads, one that did says a newer list is ready (a reload would lose a reason being typed);
+    a failed job stops the polling and shows its error."""
+    project = get_reviewed_project(request.user, slug)
+    tally, current, fingerprint = current_tally(project)
+    context = {"project": project, "tally": tally, "newer": current}
+    if current:
+        if request.htmx and request.GET.get("listed") != "1":
+            return HttpResponseClientRefresh()
+        return HttpResponseStopPolling(render_to_string("annotation/review/_tally.html", context, request=request))
+    context["tally_job"] = review_tally_job(project, fingerprint=fingerprint, user=request.user)
+    if context["tally_job"].status == Job.Status.FAILED and request.htmx:
+        return HttpResponseStopPolling(render_to_string("annotation/review/_tally.html", context, request=request))
+    return render(request, "annotation/review/_tally.html", context)
+
+
+@login_required
+@require_POST
+def review_tally_again(request, slug):
+    """Tally the list again after a failed job (a page view never retries a job that failed on the same labels)."""
+    project = get_reviewed_project(request.user, slug)
+    if not project.jobs.open().filter(kind=TALLY_KIND).exists():
+        review_tally_start(project=project, user=request.user, fingerprint=review_fingerprint(project))
+    return redirect(reverse("review", args=[slug]))
 
 
 def _back(request, slug, unit=None):
