@@ -3,6 +3,7 @@
     python -m benchmarks.pages_bench build --scale 1 --database-url postgres://postgres@127.0.0.1:5432/fg_pages_scale
     python -m benchmarks.pages_bench build --scale 1 --database-url sqlite:///$PWD/benchmarks/out/pages-1x.sqlite3
     python -m benchmarks.pages_bench measure --database-url URL [--repeat 20] [--code REF] [--only NAMES] [--out F]
+        [--variants all|tasks|none]
 
 `build` makes the database once with benchmarks/scale.py's child steps (import; KV HITs; the KV labels of 3 simulated
 annotators; FV HITs; KA HITs; the FV and KA labels), attention checks at 20%, from a `git archive` of HEAD so that
@@ -55,7 +56,7 @@ def build(scale: float, database_url: str) -> None:
 def compare(before: dict, after: dict) -> str:
     """A markdown table of the pages both runs timed (status 200), old and new side by side."""
     def key(row):
-        return row["page"], row["role"]
+        return row["page"], row["role"], row.get("url", "")
 
     old = {key(row): row for row in before["rows"] if row.get("status") == 200}
     lines = ["| page | role | p50 ms before | p50 ms after | p99 ms before | p99 ms after | KB before | KB after | "
@@ -64,10 +65,16 @@ def compare(before: dict, after: dict) -> str:
         if row.get("status") != 200 or key(row) not in old:
             continue
         was = old[key(row)]
-        lines.append(f"| {row['page']} | {row['role']} | {was['p50_ms']:,.0f} | {row['p50_ms']:,.0f} | "
+        lines.append(f"| {row['page']}{_query(row)} | {row['role']} | {was['p50_ms']:,.0f} | {row['p50_ms']:,.0f} | "
                      f"{was['p99_ms']:,.0f} | {row['p99_ms']:,.0f} | {was['kb']:,.1f} | {row['kb']:,.1f} | "
                      f"{was['queries']} / {row['queries']} | {'**yes**' if row['over'] else ''} |")
     return "\n".join(lines)
+
+
+def _query(row: dict) -> str:
+    """A variant's query string (the review page's filters), to tell its rows apart."""
+    url = row.get("url", "")
+    return f" `{url[url.index('?'):]}`" if "?" in url else ""
 
 
 def main() -> None:
@@ -82,6 +89,8 @@ def main() -> None:
     parser.add_argument("--code", default="",
                         help="measure with this git ref's code (git archive) instead of the tree's: old vs new")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--variants", choices=["all", "tasks", "none"], default="all",
+                        help="measure: the review page per task and filter (all), per task, or its plain URL only")
     args = parser.parse_args()
     if args.command == "compare":
         print(compare(json.loads(args.before.read_text()), json.loads(args.after.read_text())))
@@ -91,7 +100,8 @@ def main() -> None:
         return
     env = dict(os.environ, DATABASE_URL=args.database_url, PYTHONDONTWRITEBYTECODE="1")
     env.pop("CELERY_BROKER_URL", None)
-    command = [sys.executable, "-m", "benchmarks.pages_measure", "--repeat", str(args.repeat), "--only", args.only]
+    command = [sys.executable, "-m", "benchmarks.pages_measure", "--repeat", str(args.repeat), "--only", args.only,
+               "--variants", args.variants]
     if args.out:
         command += ["--out", str(args.out.resolve())]
     started = time.perf_counter()

@@ -8,6 +8,7 @@ own history is as long as the project makes it. A page that answers 405 takes PO
 """
 
 import argparse
+import itertools
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ LIMIT_KB = 500
 LIMIT_MS = 500
 # Someone else's page (exports/): measured only when asked.
 LEFT_OUT = {"exports_analytics"}
+TASKS = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT)
 
 
 def named_patterns(patterns=None, prefix="") -> list[tuple[str, list[str]]]:
@@ -77,7 +79,7 @@ def values(project: Project, annotator: Annotator) -> dict[tuple[str, str], obje
     own = (Assignment.objects.filter(annotator=annotator, hit__project=project).annotate(n=Count("hit__units"))
            .order_by("-n", "pk").first())
     document = project.documents.order_by("-word_count", "pk").first()
-    unit = next(iter(disagreements(project, Task.FACT_VERIFICATION)[:1]), None)
+    unit = first_split_unit(project)
     job = Job.objects.filter(project=project).order_by("-pk").first()
     found = {("*", "slug"): project.slug, ("*", "task"): Task.FACT_VERIFICATION,
              ("*", "hit_id"): biggest_hit and biggest_hit.public_id,
@@ -87,6 +89,47 @@ def values(project: Project, annotator: Annotator) -> dict[tuple[str, str], obje
              ("job_status", "pk"): job and job.pk,
              ("*", "unit_id"): unit and unit.public_id}
     return {key: value for key, value in found.items() if value is not None}
+
+
+def first_split_unit(project: Project):
+    """The first unit of the reviewer's list: from the stored tally where the code keeps one (the live computation
+    reads every counted label)."""
+    try:
+        from annotation.selectors import split_units
+    except ImportError:
+        return next(iter(disagreements(project, Task.FACT_VERIFICATION)[:1]), None)
+    row = split_units(project, Task.FACT_VERIFICATION).first()
+    return row and row.unit
+
+
+def tally_review(project: Project) -> dict | None:
+    """Where the code tallies the reviewer's list in a job (annotation.services.review_tally), run the job's work
+    once before measuring, timed: the pages then read a current tally, as they do once the worker has run."""
+    try:
+        from annotation.services.review_tally import review_tally_compute
+    except ImportError:
+        return None
+    begun = time.perf_counter()
+    review_tally_compute(project)
+    return {"step": "review_tally", "seconds": round(time.perf_counter() - begun, 2)}
+
+
+def variants(name: str, project: Project, annotator: Annotator, which: str) -> list[str]:
+    """Query strings a page is measured with besides its plain URL: the review page per task (`tasks`), and per task
+    with each of its filters and a page deep in the list (`all`)."""
+    if name != "review" or which == "none":
+        return [""]
+    queries = [f"?task={task}" for task in TASKS]
+    if which == "tasks":
+        return queries
+    domain = project.documents.order_by("domain").values_list("domain", flat=True).first()
+    model = (project.documents.filter(summaries__isnull=False).order_by("summaries__model")
+             .values_list("summaries__model", flat=True).first())
+    for task in TASKS:
+        queries += [f"?task={task}&{query}" for query in (
+            f"domain={domain}", f"summarizer={model}", f"annotator={annotator.public_id}", "agreement=0.5",
+            "settled=no", "checks=missed", "checks=clean", "page=50")]
+    return queries
 
 
 def fill(name: str, parameters: list[str], known: dict) -> str | None:
@@ -131,6 +174,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated pattern names")
     parser.add_argument("--include-analytics", action="store_true")
     parser.add_argument("--out")
+    parser.add_argument("--variants", choices=["all", "tasks", "none"], default="all",
+                        help="the review page's query strings: per task and filter, per task, or the plain URL only")
     args = parser.parse_args()
     settings.ALLOWED_HOSTS = ["*"]
     logging.getLogger("django.request").setLevel(logging.CRITICAL)  # the refusals are expected, and reported
@@ -138,8 +183,12 @@ def main() -> None:
     people = {"manager": user("pages-manager", Membership.Role.MANAGER, project),
               "reviewer": user("pages-reviewer", Membership.Role.REVIEWER, project)}
     people["annotator"], annotator = bench_annotator(project)
-    known = values(project, annotator)
     only = {name for name in args.only.split(",") if name}
+    if not only or "review" in only:
+        tallied = tally_review(project)
+        if tallied:
+            print(json.dumps(tallied), flush=True)
+    known = values(project, annotator)
     facts = {"engine": connection.vendor, "documents": project.documents.count(),
              "hits": Hit.objects.filter(project=project).count(),
              "assignments": Assignment.objects.filter(hit__project=project).count(),
@@ -156,10 +205,11 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
             continue
-        for role, person in people.items():
+        for query, (role, person) in itertools.product(variants(name, project, annotator, args.variants),
+                                                       people.items()):
             client = Client()
             client.force_login(person)
-            row = {"page": name, "role": role, **measure(client, url, args.repeat)}
+            row = {"page": name, "role": role, **measure(client, url + query, args.repeat)}
             if row["status"] == 405:
                 continue
             rows.append(row)
@@ -178,7 +228,9 @@ def table(rows: list[dict]) -> str:
             lines.append(f"| {row['page']} | - | skipped: {row['skipped']} | | | | | | |")
             continue
         timed = row["status"] == 200
-        lines.append(f"| {row['page']} | {row['role']} | {row['status']} | "
+        url = row["url"]
+        query = f" `{url[url.index('?'):]}`" if "?" in url else ""
+        lines.append(f"| {row['page']}{query} | {row['role']} | {row['status']} | "
                      f"{row['p50_ms'] if timed else ''} | {row['p99_ms'] if timed else ''} | {row['kb']} | "
                      f"{row['queries']} | {row['n']} | {'OVER' if row['over'] else ''} |")
     return "\n".join(lines)
