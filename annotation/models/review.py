@@ -41,6 +41,9 @@ class ReviewTally(models.Model):
     seconds = models.FloatField(default=0)
     # {task: [pairs, agreeing pairs]}
     pairs = models.JSONField(default=dict)
+    # The ids of the annotators with labels in the project (the page's annotator choices): finding them reads every
+    # label.
+    annotators = models.JSONField(default=list)
 
     def __str__(self) -> str:
         return f"Review tally of {self.project}"

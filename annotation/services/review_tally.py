@@ -104,6 +104,8 @@ def review_tally_compute(project: Project, progress=None) -> ReviewTally:
         annotators += task_annotators
         if progress is not None:
             progress(task)
+    labelled_by = sorted(Label.objects.filter(unit__hit__project=project).order_by()
+                         .values_list("annotator", flat=True).distinct())
     through = SplitUnit.annotators.through
     with transaction.atomic():
         SplitUnit.objects.filter(project=project).delete()
@@ -111,7 +113,7 @@ def review_tally_compute(project: Project, progress=None) -> ReviewTally:
         through.objects.bulk_create([through(splitunit_id=unit, annotator_id=annotator)
                                      for unit, annotator in annotators], batch_size=BATCH)
         tally, _ = ReviewTally.objects.update_or_create(project=project, defaults={
-            "fingerprint": fingerprint, "computed": timezone.now(), "pairs": pairs,
+            "fingerprint": fingerprint, "computed": timezone.now(), "pairs": pairs, "annotators": labelled_by,
             "seconds": round(time.perf_counter() - started, 3)})
     return tally
 

@@ -10,7 +10,6 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -33,13 +32,12 @@ PAGE_SIZE = 20
 AGREEMENT_LEVELS = [("", "any"), ("0.5", "an even split"), ("0.67", "at most two thirds"), ("0.75", "at most 3 in 4")]
 
 
-def _filters(request, project) -> dict:
+def _filters(request, annotators) -> dict:
     get = request.GET
     task = get.get("task") if get.get("task") in Task.values else Task.FACT_VERIFICATION
     annotator = None
     if get.get("annotator"):
-        annotator = _annotators(project).filter(
-            public_id__in=[value for value in [get["annotator"]] if _is_uuid(value)]).first()
+        annotator = annotators.filter(public_id__in=[value for value in [get["annotator"]] if _is_uuid(value)]).first()
     level = get.get("agreement", "")
     return {"task": task, "domain": get.get("domain", "")[:100], "summarizer": get.get("summarizer", "")[:100],
             "annotator": annotator, "agreement": level if level in dict(AGREEMENT_LEVELS) else "",
@@ -55,17 +53,14 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
-def _annotators(project):
-    """The annotators with labels in the project (one EXISTS per annotator, not a join over every label)."""
-    return Annotator.objects.filter(Exists(Label.objects.filter(annotator=OuterRef("pk"), unit__hit__project=project)))
-
-
 @login_required
 @require_GET
 def review(request, slug):
     project = get_reviewed_project(request.user, slug)
-    chosen = _filters(request, project)
     tally, current, fingerprint = current_tally(project)
+    # The annotators with labels in the project, as tallied (finding them reads every label).
+    annotators = Annotator.objects.filter(pk__in=tally.annotators if tally else [])
+    chosen = _filters(request, annotators)
     job = None if current else review_tally_job(project, fingerprint=fingerprint, user=request.user)
     units = split_units(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
                         annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
@@ -88,7 +83,7 @@ def review(request, slug):
         .distinct(),
         "summarizers": Summary.objects.filter(document__project=project).order_by("model")
         .values_list("model", flat=True).distinct(),
-        "annotators": _annotators(project).order_by("public_id"),
+        "annotators": annotators.order_by("public_id"),
         "agreement": agreement_summary(project, chosen["task"],
                                        among=tally.pairs.get(chosen["task"], [0, 0]) if tally else [0, 0]),
         "manages": role_in(project, request.user) == Membership.Role.MANAGER,
