@@ -41,6 +41,7 @@ from .models import (
     Label,
     LedgerEntry,
     SplitUnit,
+    SplitUnitLabel,
     Task,
     Unit,
 )
@@ -284,14 +285,16 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
 def split_units(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
                 most_agreement: float | None = None, settled: str = "", checks: str = ""):
     """`disagreements` read from the stored tally (annotation.services.review_tally): the same units in the same
-    order, as SplitUnit rows; whether a unit is settled is read live from the adjudications."""
-    units = SplitUnit.objects.filter(project=project, task=task)
+    order, as SplitUnit rows (SplitUnitLabel rows of the annotator when one is chosen); whether a unit is settled is
+    read live from the adjudications."""
+    if annotator is not None:
+        units = SplitUnitLabel.objects.filter(project=project, task=task, annotator=annotator)
+    else:
+        units = SplitUnit.objects.filter(project=project, task=task)
     if domain:
         units = units.filter(domain=domain)
     if summarizer:
         units = units.filter(summarizer=summarizer)
-    if annotator is not None:
-        units = units.filter(annotators=annotator)
     if settled in ("yes", "no"):
         units = units.filter(unit__adjudication__isnull=settled == "no")
     if checks in ("missed", "clean"):

@@ -2,7 +2,7 @@ from .annotator import Annotator, ProjectAnnotator
 from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
-from .review import Adjudication, ReviewTally, SplitUnit
+from .review import Adjudication, ReviewTally, SplitUnit, SplitUnitLabel
 from .work import ErrorType, Hit, Task, Unit
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ProviderResource",
     "ReviewTally",
     "SplitUnit",
+    "SplitUnitLabel",
     "Task",
     "Unit",
 ]

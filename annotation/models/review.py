@@ -49,13 +49,9 @@ class ReviewTally(models.Model):
         return f"Review tally of {self.project}"
 
 
-class SplitUnit(models.Model):
-    """A real unit whose counted answers disagree (at least two, not all the same), as of the project's ReviewTally:
-    its votes, how many say yes, the majority's share, whether a counted label comes from a submission that missed a
-    check, who gave the counted labels, and the document's domain and summarizer, so that the reviewer's list is an
-    indexed query on this table alone (plus the live adjudications)."""
+class SplitColumns(models.Model):
+    """What the reviewer's list orders and filters a split unit by, as of the project's ReviewTally."""
 
-    unit = models.OneToOneField(Unit, on_delete=models.CASCADE, primary_key=True, related_name="split")
     project = models.ForeignKey("corpus.Project", on_delete=models.CASCADE, related_name="+")
     task = models.CharField(max_length=2)
     votes = models.PositiveIntegerField()
@@ -65,8 +61,19 @@ class SplitUnit(models.Model):
     hit_position = models.PositiveIntegerField()
     position = models.PositiveIntegerField()
     domain = models.CharField(max_length=100, blank=True)
-    summarizer = models.CharField(max_length=200, blank=True)
-    annotators = models.ManyToManyField(Annotator, related_name="+")
+    summarizer = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class SplitUnit(SplitColumns):
+    """A real unit whose counted answers disagree (at least two, not all the same), as of the project's ReviewTally:
+    its votes, how many say yes, the majority's share, whether a counted label comes from a submission that missed a
+    check, and the document's domain and summarizer, so that the reviewer's list is an indexed query on this table
+    alone (plus the live adjudications)."""
+
+    unit = models.OneToOneField(Unit, on_delete=models.CASCADE, primary_key=True, related_name="split")
 
     class Meta:
         indexes = [models.Index(fields=["project", "task", "majority", "hit_position", "position"],
@@ -74,3 +81,18 @@ class SplitUnit(models.Model):
 
     def __str__(self) -> str:
         return f"Split unit {self.unit_id}"
+
+
+class SplitUnitLabel(SplitColumns):
+    """A split unit once per annotator who gave one of its counted labels, with the same columns: the list filtered
+    by an annotator is then an indexed query too (as a join it reads every split unit the annotator labelled)."""
+
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "task", "annotator", "majority", "hit_position", "position"],
+                                name="split_label_review_order")]
+
+    def __str__(self) -> str:
+        return f"Split unit {self.unit_id} labelled by {self.annotator_id}"

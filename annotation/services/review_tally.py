@@ -2,11 +2,11 @@
 
 Finding the split units reads every counted label of a task (1.7M labels at 10x UniSumEval: tens of seconds), so it
 never runs inside a request. `review_tally_compute` groups the counted labels per unit once and stores the split
-units in `SplitUnit` (with the order's and the filters' columns) and the pairs of agreeing answers per task in
-`ReviewTally`, with the fingerprint taken before anything was read. A request asks `current_tally`: the stored
-tally is current only while the fingerprint still matches; otherwise the page shows the stored list marked "as of
-HH:MM, updating" and the request starts (or finds) the job. Adjudications are not tallied: the list reads them live,
-so a unit a reviewer settles leaves the "not yet" list at once.
+units in `SplitUnit` (with the order's and the filters' columns; once per annotator in `SplitUnitLabel`) and the
+pairs of agreeing answers per task in `ReviewTally`, with the fingerprint taken before anything was read. A request
+asks `current_tally`: the stored tally is current only while the fingerprint still matches; otherwise the page shows
+the stored list marked "as of HH:MM, updating" and the request starts (or finds) the job. Adjudications are not
+tallied: the list reads them live, so a unit a reviewer settles leaves the "not yet" list at once.
 
 Why a fingerprint, not counts kept by every writer: labels start and stop counting through submission,
 confirmation, grading, overrides, discards and the bulk writers (simulation, restore), which bulk-insert rows no
@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from corpus.models import Document, Job, Project, Summary, job_start
 
-from ..models import Assignment, AttentionCheck, Hit, Label, ReviewTally, SplitUnit, Task, Unit
+from ..models import Assignment, AttentionCheck, Hit, Label, ReviewTally, SplitUnit, SplitUnitLabel, Task, Unit
 from ..models.assignment import counted_submission_q
 
 KIND = "review_tally"
@@ -106,12 +106,15 @@ def review_tally_compute(project: Project, progress=None) -> ReviewTally:
             progress(task)
     labelled_by = sorted(Label.objects.filter(unit__hit__project=project).order_by()
                          .values_list("annotator", flat=True).distinct())
-    through = SplitUnit.annotators.through
+    columns = [field.attname for field in SplitUnit._meta.concrete_fields]
+    by_unit = {row.unit_id: row for row in rows}
+    labelled = [SplitUnitLabel(annotator_id=annotator, **{name: getattr(by_unit[unit], name) for name in columns})
+                for unit, annotator in annotators]
     with transaction.atomic():
+        SplitUnitLabel.objects.filter(project=project).delete()
         SplitUnit.objects.filter(project=project).delete()
         SplitUnit.objects.bulk_create(rows, batch_size=BATCH)
-        through.objects.bulk_create([through(splitunit_id=unit, annotator_id=annotator)
-                                     for unit, annotator in annotators], batch_size=BATCH)
+        SplitUnitLabel.objects.bulk_create(labelled, batch_size=BATCH)
         tally, _ = ReviewTally.objects.update_or_create(project=project, defaults={
             "fingerprint": fingerprint, "computed": timezone.now(), "pairs": pairs, "annotators": labelled_by,
             "seconds": round(time.perf_counter() - started, 3)})
