@@ -296,7 +296,9 @@ def split_units(project: Project, task: str, *, domain: str = "", summarizer: st
     if summarizer:
         units = units.filter(summarizer=summarizer)
     if settled in ("yes", "no"):
-        units = units.filter(unit__adjudication__isnull=settled == "no")
+        # EXISTS on the adjudications alone (a join would go through every split unit's Unit row).
+        adjudicated = Exists(Adjudication.objects.filter(unit=OuterRef("unit_id")))
+        units = units.filter(adjudicated if settled == "yes" else ~adjudicated)
     if checks in ("missed", "clean"):
         units = units.filter(missed_check=checks == "missed")
     if most_agreement is not None:
