@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Hit, Task
 from annotation.models.assignment import counted_submission_q
+from annotation.services.review_tally import KIND as REVIEW_TALLY
 from assist.models import EvaluatorScore
 from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
 
@@ -44,7 +45,8 @@ DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 def labels_fingerprint(project: Project) -> str:
     """A digest of what the figures read; it changes whenever counted labels, a submission's standing (status,
     identity, grade, override), an adjudication, a key-fact's status, the corpus, the HITs, an evaluator score or a
-    release's labels do, and when a job that rewrites units (HIT building, AI assistance) finishes.
+    release's labels do, and when a job that rewrites units (HIT building, AI assistance) finishes (not when one that
+    only reads them does: an export, the reviewer's tally).
 
     Labels are read through their assignments, not one by one (1.7M labels at 10x UniSumEval would cost the page
     seconds): a label is written only while its assignment is open (annotation.services.answers locks an open one)
@@ -68,7 +70,8 @@ def labels_fingerprint(project: Project) -> str:
         EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"), changed=Max("updated")),
         ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
                                                                 changed=Max("imported")),
-        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT]).aggregate(n=Count("pk"), finished=Max("finished")),
+        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT, REVIEW_TALLY]).aggregate(n=Count("pk"),
+                                                                                       finished=Max("finished")),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 

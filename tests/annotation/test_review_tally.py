@@ -166,3 +166,70 @@ def test_only_managers_and_reviewers_see_or_restart_the_tally(client, simulated,
         assert client.get(reverse("review_status", args=[simulated.slug])).status_code == status
         assert client.post(reverse("review_tally_again", args=[simulated.slug])).status_code == status
     assert not Job.objects.filter(kind="review_tally").exists()
+
+
+def a_new_counted_submission(project, django_user_model):
+    hit = project.hits.filter(task="fv").order_by("position").first()
+    hit.extra_places = 1
+    hit.save(update_fields=["extra_places"])
+    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("new")), project, "fv"))
+
+
+def a_failed_grade(project, django_user_model):
+    Grade.objects.update_or_create(assignment=first_submission(project),
+                                   defaults={"passed": False, "checks_total": 1, "checks_failed": 1})
+
+
+def an_override_to_fail(project, django_user_model):
+    Grade.objects.update_or_create(assignment=first_submission(project),
+                                   defaults={"passed": True, "checks_total": 1, "override_passed": False})
+
+
+def a_missed_check_that_is_tolerated(project, django_user_model):
+    Grade.objects.update_or_create(assignment=first_submission(project),
+                                   defaults={"passed": True, "checks_total": 4, "checks_failed": 1})
+
+
+def a_discarded_submission(project, django_user_model):
+    first_submission(project).__class__.objects.filter(pk=first_submission(project).pk).update(status="discarded")
+
+
+def a_deleted_submission(project, django_user_model):
+    first_submission(project).delete()
+
+
+def first_submission(project):
+    from annotation.models import Assignment
+
+    return Assignment.objects.filter(hit__project=project, hit__task="kv").order_by("pk").first()
+
+
+CHANGES = [a_new_counted_submission, a_failed_grade, an_override_to_fail, a_missed_check_that_is_tolerated,
+           a_discarded_submission, a_deleted_submission]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=[change.__name__ for change in CHANGES])
+def test_every_change_to_the_counted_labels_makes_the_tally_out_of_date(simulated, django_user_model, change):
+    review_tally_compute(simulated)
+    assert current_tally(simulated)[1]
+    change(simulated, django_user_model)
+    assert not current_tally(simulated)[1]
+    assert current_tally(simulated)[1] is False and review_tally_compute(simulated) and current_tally(simulated)[1]
+
+
+def test_an_adjudication_leaves_the_tally_current_and_the_analytics_ignore_the_tally_job(simulated, django_user_model):
+    from annotation.services.review_tally import review_tally_run, review_tally_start
+    from exports.figures import labels_fingerprint
+
+    review_tally_compute(simulated)
+    before = labels_fingerprint(simulated)
+    unit = split_units(simulated, "kv", settled="no").first().unit
+    adjudicate(unit=unit, reviewer=django_user_model.objects.create_user("ruth"), answer="no", error_types=[],
+               reason="read")
+    assert current_tally(simulated)[1]
+    review_tally_run(job_id=review_tally_start(project=simulated).pk)
+    assert Job.objects.get(kind="review_tally").status == Job.Status.DONE
+    assert labels_fingerprint(simulated) != before  # the adjudication, which the figures read
+    after = labels_fingerprint(simulated)
+    review_tally_run(job_id=review_tally_start(project=simulated).pk)
+    assert labels_fingerprint(simulated) == after
