@@ -17,10 +17,10 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from django.db.models import Case, IntegerField, JSONField, Q, TextField, Value, When
+from django.db.models import Case, Exists, IntegerField, JSONField, OuterRef, Q, TextField, Value, When
 from django.db.models.functions import Cast
 
-from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
+from annotation.models import Adjudication, Annotator, Assignment, AttentionCheck, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .models import ReleaseLabels
@@ -63,9 +63,10 @@ def pseudonyms(project: Project) -> dict[int, str]:
 
 
 def summary_results(project: Project, source: str, *, chunk: int | None = None, annotator_labels: bool = False,
-                    assistance: bool = False, with_text: bool = True) -> Iterator[dict]:
+                    assistance: bool = False, with_text: bool = True, with_ai: bool = True) -> Iterator[dict]:
     """One dict per summary (RELEASE_FIELDS, plus `annotator_labels`/`assistance` on request, plus private
-    `_`-prefixed fields for the analytics: `_ai` per sentence and `_fv_votes`)."""
+    `_`-prefixed fields for the analytics: `_ai` per sentence and `_fv_votes`). Without `with_ai`, `_ai` is all
+    None: the AI judgments shown are not read (unless `assistance` asks for them)."""
     chunk = chunk or DOCUMENT_CHUNK
     if source == RELEASE:
         yield from release_results(project, chunk=chunk, with_text=with_text)
@@ -75,7 +76,8 @@ def summary_results(project: Project, source: str, *, chunk: int | None = None, 
     votes = _Votes(project, source, document_ids, fetch=VOTES_PER_FETCH_AND_DOCUMENT * chunk)
     for start in range(0, len(document_ids), chunk):
         ids = document_ids[start:start + chunk]
-        yield from _chunk_results(project, ids, votes.take(ids), names, annotator_labels, assistance, with_text)
+        yield from _chunk_results(project, ids, votes.take(ids), names, annotator_labels, assistance, with_text,
+                                  with_ai)
 
 
 # Votes fetched at a time, per document of a chunk: about a third of a chunk's votes at UniSumEval's ~300 votes per
@@ -141,7 +143,7 @@ def _types(text: str | None) -> list:
     return (json.loads(text) or []) if text and text != "[]" else []
 
 
-def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text) -> Iterator[dict]:
+def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text, with_ai) -> Iterator[dict]:
     fields = ["pk", "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "reference"]
     documents = {row["pk"]: row for row in Document.objects.filter(pk__in=ids).values(*fields, *(
         ["text"] if with_text else []))}
@@ -188,9 +190,12 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
 
     # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
     shown = {}
-    units = Unit.objects.filter(hit__document_id__in=ids, attention_check__isnull=True)
+    # "Not a check" as NOT EXISTS: an anti-join PostgreSQL estimates (see annotation.quality.selectors.counted_labels).
+    units = Unit.objects.filter(~Exists(AttentionCheck.objects.filter(unit_id=OuterRef("pk"))), hit__document_id__in=ids)
     if not assistance:  # Only the AI's category on FV units (`_ai`): not the highlights of every unit.
         units = units.filter(task=Task.FACT_VERIFICATION)
+    if not (with_ai or assistance):
+        units = units.none()
     for task, sentence_id, keyfact_id, category, reason, highlighted in units.values_list(
             "task", "summary_sentence_id", "keyfact_id", "ai_category", "ai_reason",
             "highlighted" if assistance else Value(None, JSONField())):
