@@ -117,13 +117,17 @@ class _Votes:
         position, last, decoded = self.position, self.position[ids[-1]], self.decoded
         rows = itertools.chain([self.next], self.rows) if self.next is not None else ()
         self.next = None
+        document = place = None
         for row in rows:
-            document, task, sentence_id, keyfact_id, annotator_id, answer, types = row
-            if position.get(document, -1) > last:
-                self.next = row  # The first vote of the next chunk.
-                break
-            if document not in position:
+            if row[0] != document:  # A document's votes come together: its place is looked up once.
+                document = row[0]
+                place = position.get(document)
+                if place is not None and place > last:
+                    self.next = row  # The first vote of the next chunk.
+                    break
+            if place is None:
                 continue
+            _, task, sentence_id, keyfact_id, annotator_id, answer, types = row
             if task == FV:
                 if types not in decoded:
                     decoded[types] = _types(types)
