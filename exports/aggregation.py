@@ -195,7 +195,8 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
     # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
     shown = {}
     # "Not a check" as NOT EXISTS: an anti-join PostgreSQL estimates (see annotation.quality.selectors.counted_labels).
-    units = Unit.objects.filter(~Exists(AttentionCheck.objects.filter(unit_id=OuterRef("pk"))), hit__document_id__in=ids)
+    units = Unit.objects.filter(~Exists(AttentionCheck.objects.filter(unit_id=OuterRef("pk"))),
+                                hit__document_id__in=ids)
     if not assistance:  # Only the AI's category on FV units (`_ai`): not the highlights of every unit.
         units = units.filter(task=Task.FACT_VERIFICATION)
     if not (with_ai or assistance):
