@@ -17,8 +17,9 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from django.db.models import Case, Exists, IntegerField, JSONField, OuterRef, Q, TextField, Value, When
-from django.db.models.functions import Cast
+from django.db import connection
+from django.db.models import Case, Exists, F, IntegerField, JSONField, OuterRef, Q, TextField, Value, When, Window
+from django.db.models.functions import Cast, RowNumber
 
 from annotation.models import Adjudication, Annotator, Assignment, AttentionCheck, ItemFlag, Label, Task, Unit
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
@@ -33,7 +34,7 @@ from .scores import (
     key_fact_alignment_scores,
     majority_vote,
 )
-from .selectors import RELEASE, TASK_FIELD, analysis_labels, stream
+from .selectors import RELEASE, TASK_FIELD, analysis_labels, stream, stream_sql
 
 RELEASE_FIELDS = (
     "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference", "document",
@@ -98,12 +99,15 @@ class _Votes:
         votes = (analysis_labels(project, source)
                  .filter(Q(unit__task=Task.FACT_VERIFICATION, has_error__isnull=False)
                          | Q(unit__task=Task.KEYFACT_VALIDATION, useful__isnull=False)
-                         | Q(unit__task=Task.KEYFACT_ALIGNMENT, aligned__isnull=False))
-                 .order_by("unit__hit__document__domain", "unit__hit__document__uid", "unit__hit__document_id",
-                           "annotator_id", "pk")
-                 .values_list("unit__hit__document_id", "unit__task", "unit__summary_sentence_id", "unit__keyfact_id",
-                              "annotator_id", answer, Cast("error_types", TextField())))
-        self.rows = stream(votes, fetch, as_stored=True)
+                         | Q(unit__task=Task.KEYFACT_ALIGNMENT, aligned__isnull=False)))
+        if connection.vendor == "postgresql":
+            self.rows = _votes_by_place(project, votes, answer, fetch)
+        else:
+            self.rows = stream(votes.order_by("unit__hit__document__domain", "unit__hit__document__uid",
+                                              "unit__hit__document_id", "annotator_id", "pk")
+                               .values_list("unit__hit__document_id", "unit__task", "unit__summary_sentence_id",
+                                            "unit__keyfact_id", "annotator_id", answer,
+                                            Cast("error_types", TextField())), fetch, as_stored=True)
         self.next = next(self.rows, None)  # Read ahead: the first vote not taken yet.
         # Error types JSON -> list, decoded once per distinct text (a few combinations of the error types); the
         # lists are shared between votes and only ever read.
@@ -137,6 +141,27 @@ class _Votes:
             else:
                 ka[keyfact_id, sentence_id].append((annotator_id, bool(answer)))
         return fv, kv, ka
+
+
+def _votes_by_place(project: Project, votes, answer, fetch: int):
+    """The votes in the same order, sorted by their document's place in the (domain, uid) order: PostgreSQL compares
+    texts through the collation, without abbreviated keys, so sorting 69,000 votes by their document's texts was
+    ~40% of the query at UniSumEval scale; the 225 documents are ranked once and the votes sorted by integers.
+    (SQLite ran this join 3.5x slower than its own sort by the texts, so it keeps the plain ORDER BY.)"""
+    votes = votes.order_by().values(
+        vote_document=F("unit__hit__document_id"), vote_task=F("unit__task"),
+        vote_sentence=F("unit__summary_sentence_id"), vote_keyfact=F("unit__keyfact_id"),
+        vote_annotator=F("annotator_id"), vote_answer=answer, vote_types=Cast("error_types", TextField()),
+        vote_label=F("pk"))
+    places = (Document.objects.filter(project=project).order_by()
+              .values(place_document=F("pk"),
+                      place=Window(RowNumber(), order_by=(F("domain").asc(), F("uid").asc(), F("pk").asc()))))
+    votes_sql, votes_params = votes.query.sql_with_params()
+    places_sql, places_params = places.query.sql_with_params()
+    return stream_sql(
+        "SELECT v.vote_document, v.vote_task, v.vote_sentence, v.vote_keyfact, v.vote_annotator, v.vote_answer, "
+        f"v.vote_types FROM ({votes_sql}) v INNER JOIN ({places_sql}) p ON p.place_document = v.vote_document "
+        "ORDER BY p.place, v.vote_annotator, v.vote_label", (*votes_params, *places_params), fetch)
 
 
 FV, KV = str(Task.FACT_VERIFICATION), str(Task.KEYFACT_VALIDATION)  # Plain strings: compared once per vote.
