@@ -147,7 +147,7 @@ def _votes_by_place(project: Project, votes, answer, fetch: int):
     """The votes in the same order, sorted by their document's place in the (domain, uid) order: PostgreSQL compares
     texts through the collation, without abbreviated keys, so sorting 69,000 votes by their document's texts was
     ~40% of the query at UniSumEval scale; the 225 documents are ranked once and the votes sorted by integers.
-    (SQLite ran this join 3.5x slower than its own sort by the texts, so it keeps the plain ORDER BY.)"""
+    (SQLite ran this join several times slower than its own sort by the texts, so it keeps the ORDER BY.)"""
     votes = votes.order_by().values(
         vote_document=F("unit__hit__document_id"), vote_task=F("unit__task"),
         vote_sentence=F("unit__summary_sentence_id"), vote_keyfact=F("unit__keyfact_id"),
