@@ -56,7 +56,11 @@ def check_labels(project: Project) -> QuerySet[Label]:
 def label_source(project: Project, *, include_simulated: bool = False) -> str:
     """Which labels the analytics of `project` read: see the module docstring."""
     counted = counted_labels(project)
-    has_real = counted.exclude(annotator__provider=Annotator.Provider.SIMULATED).exists()
+    # Where no one but simulated annotators has ever labelled (a pilot, a benchmark), that is known from the
+    # annotators' index alone, without reading the project's labels.
+    real = Annotator.objects.exclude(provider=Annotator.Provider.SIMULATED)
+    has_real = (Label.objects.filter(annotator__in=real).exists()
+                and counted.exclude(annotator__provider=Annotator.Provider.SIMULATED).exists())
     if not has_real:
         if not counted.exists() and ReleaseLabels.objects.filter(project=project).exists():
             return RELEASE
@@ -134,6 +138,22 @@ def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> I
         compiler = queryset.query.get_compiler(using=queryset.db)
         return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
 
+    return _planned_for_every_row(rows)
+
+
+def stream_sql(sql: str, params, chunk_size: int) -> Iterator[tuple]:
+    """The rows of one SQL query as the driver gives them, read as `stream` reads a queryset with `as_stored`."""
+    def rows():
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            while fetched := cursor.fetchmany(chunk_size):
+                yield from fetched
+
+    return _planned_for_every_row(rows)
+
+
+def _planned_for_every_row(rows) -> Iterator:
+    """rows() read with the cursor planned for every row on PostgreSQL (see `stream`)."""
     if connection.vendor != "postgresql":
         yield from rows()
         return
