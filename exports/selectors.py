@@ -56,11 +56,7 @@ def check_labels(project: Project) -> QuerySet[Label]:
 def label_source(project: Project, *, include_simulated: bool = False) -> str:
     """Which labels the analytics of `project` read: see the module docstring."""
     counted = counted_labels(project)
-    # Where no one but simulated annotators has ever labelled (a pilot, a benchmark), that is known from the
-    # annotators' index alone, without reading the project's labels.
-    real = Annotator.objects.exclude(provider=Annotator.Provider.SIMULATED)
-    has_real = (Label.objects.filter(annotator__in=real).exists()
-                and counted.exclude(annotator__provider=Annotator.Provider.SIMULATED).exists())
+    has_real = counted.exclude(annotator__provider=Annotator.Provider.SIMULATED).exists()
     if not has_real:
         if not counted.exists() and ReleaseLabels.objects.filter(project=project).exists():
             return RELEASE
