@@ -26,6 +26,7 @@ from annotation.models import Adjudication, Assignment, Hit, Task
 from annotation.models.assignment import counted_submission_q
 from assist.models import EvaluatorScore
 from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
+from corpus.snapshots import snapshot_kinds
 
 from . import plots
 from .analytics import Analytics, project_analytics
@@ -68,7 +69,9 @@ def labels_fingerprint(project: Project) -> str:
         EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"), changed=Max("updated")),
         ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
                                                                 changed=Max("imported")),
-        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT]).aggregate(n=Count("pk"), finished=Max("finished")),
+        # Jobs that only read (exports, stored numbers) change nothing the figures read.
+        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT, *snapshot_kinds()]).aggregate(
+            n=Count("pk"), finished=Max("finished")),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
