@@ -74,15 +74,21 @@ def snapshot_state(project: Project, kind: str, *, user=None) -> SnapshotState:
 
 def snapshot_job(project: Project, kind: str, *, fingerprint: str, user=None) -> Job:
     """The open job of this kind, the one that failed on this very fingerprint, or a new one."""
+    return job_for_fingerprint(project, kind, fingerprint=fingerprint, start=lambda: snapshot_start(
+        project=project, kind=kind, user=user, fingerprint=fingerprint))
+
+
+def job_for_fingerprint(project: Project, kind: str, *, fingerprint: str, start: Callable[[], Job],
+                        params: dict | None = None) -> Job:
+    """The job bringing stored numbers up to `fingerprint`: the open one of this kind (and `params`), the one that
+    failed on this very fingerprint (shown with its error, not retried on every page view), or `start()`'s."""
     with transaction.atomic():
         # The project row's lock makes two page views at once start one job, not two.
         Project.objects.select_for_update().filter(pk=project.pk).first()
-        jobs = project.jobs.filter(kind=kind)
+        jobs = project.jobs.filter(kind=kind, **{f"params__{name}": value for name, value in (params or {}).items()})
         job = jobs.open().order_by("-pk").first() or jobs.filter(
             status=Job.Status.FAILED, params__fingerprint=fingerprint).order_by("-pk").first()
-        if job is not None:
-            return job
-        return snapshot_start(project=project, kind=kind, user=user, fingerprint=fingerprint)
+        return job if job is not None else start()
 
 
 def snapshot_start(*, project: Project, kind: str, user=None, fingerprint: str = "") -> Job:
