@@ -11,9 +11,8 @@ decides from live data (annotation.quality.policy), never from these.
 The basis (`quality_basis`) moves whenever a stored number would. Labels are read through their assignments, as
 exports.figures.labels_fingerprint argues: a label is written only while its assignment is reserved, and the
 numbers read the labels of the other assignments only, so an assignment that leaves "reserved" (submitted, expired,
-returned), is discarded, confirmed, reassigned or deleted moves the assignments' aggregates; a grade, a regrade or an
-override moves the grades' aggregates; a new attention check the checks'; an AI assistance run (a unit's AI
-judgment, read by blind endorsement) the jobs'.
+returned), is discarded, confirmed, reassigned or deleted moves the assignments' aggregates, and so do a grade, a
+regrade and an override; a new attention check, a HIT build and an AI assistance run move the rest.
 """
 
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from django.urls import reverse
 from corpus.models import Job, Project
 from corpus.snapshots import SnapshotState, snapshot_state
 
-from ..models import Annotator, Assignment, AttentionCheck, Grade, Label, ProjectAnnotator
+from ..models import Annotator, Assignment, AttentionCheck, Label, ProjectAnnotator
 from .dashboard import AnnotatorQuality, Dashboard, project_quality
 
 KIND = "quality"
@@ -35,18 +34,23 @@ def quality_basis(project: Project) -> dict:
     closed = Assignment.objects.filter(hit__project=project).exclude(status=Assignment.Status.RESERVED)
     submitted = Q(status=Assignment.Status.SUBMITTED)
     return {
+        # One pass over the project's closed assignments and their grades (a grade belongs to a submission).
         "assignments": closed.aggregate(
             n=Count("pk"), ids=Sum("pk"), last=Max("pk"), annotators=Sum("annotator_id"),
             submitted=Count("pk", filter=submitted), submitted_at=Max("submitted_at"),
             confirmed=Count("pk", filter=submitted & Q(confirmed_at__isnull=False)), confirmed_at=Max("confirmed_at"),
-            discarded=Count("pk", filter=Q(status=Assignment.Status.DISCARDED))),
-        "grades": Grade.objects.filter(assignment__hit__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), graded_at=Max("graded_at"), passed=Count("pk", filter=Q(passed=True)),
-            checks=Sum("checks_total"), failed=Sum("checks_failed"), overridden_at=Max("overridden_at"),
-            override_pass=Count("pk", filter=Q(override_passed=True)),
-            override_fail=Count("pk", filter=Q(override_passed=False))),
-        "checks": AttentionCheck.objects.filter(unit__hit__project=project).aggregate(n=Count("pk"), last=Max("pk")),
-        "assistance": project.jobs.filter(kind=Job.Kind.ASSIST).aggregate(n=Count("pk"), finished=Max("finished")),
+            discarded=Count("pk", filter=Q(status=Assignment.Status.DISCARDED)),
+            grades=Count("grade"), grade_last=Max("grade__pk"), graded_at=Max("grade__graded_at"),
+            passed=Count("grade", filter=Q(grade__passed=True)), checks=Sum("grade__checks_total"),
+            checks_failed=Sum("grade__checks_failed"), overridden_at=Max("grade__overridden_at"),
+            override_pass=Count("grade", filter=Q(grade__override_passed=True)),
+            override_fail=Count("grade", filter=Q(grade__override_passed=False))),
+        # Checks are written with their units, into HITs nobody has taken (annotation.quality.injection), so they
+        # reach the numbers through submissions; the newest check of any project (an index lookup) and the HIT
+        # builds and AI assistance runs (a unit's AI judgment, read by blind endorsement) guard the rest.
+        "checks": AttentionCheck.objects.aggregate(last=Max("pk")),
+        "jobs": project.jobs.filter(kind__in=[Job.Kind.HITS_BUILD, Job.Kind.ASSIST]).aggregate(
+            n=Count("pk"), finished=Max("finished")),
     }
 
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Assignment, AttentionCheck, Grade, Label, Unit
+from annotation.models import Assignment, AttentionCheck, Decision, Grade, Label, Unit
 from annotation.quality.dashboard import project_quality
 from annotation.quality.numbers import KIND, quality_basis, quality_numbers
 from annotation.services.assignment import reserve_next_hit
@@ -97,7 +97,7 @@ def test_a_new_submission_is_counted_in_the_note(graded, client, manager):  # no
 
 
 @pytest.mark.parametrize("change", ["override", "regrade", "confirmation", "discard", "submission", "expiry",
-                                    "attention check", "reassignment"])
+                                    "attention check", "reassignment", "assistance", "deletion"])
 def test_every_change_behind_a_number_moves_the_fingerprint(graded, change):  # noqa: F811
     project, people = graded
     before = fingerprint_of(quality_basis(project))
@@ -124,6 +124,11 @@ def test_every_change_behind_a_number_moves_the_fingerprint(graded, change):  # 
         AttentionCheck.objects.create(unit=unit, kind=AttentionCheck.Kind.FV_AI_SAYS_CORRECT, expected={})
     elif change == "reassignment":
         Assignment.objects.filter(pk=submitted.pk).update(annotator=crowd_annotator("F"))
+    elif change == "assistance":
+        Job.objects.create(project=project, kind=Job.Kind.ASSIST, status=Job.Status.DONE, finished=timezone.now())
+    elif change == "deletion":
+        Decision.objects.filter(assignment=submitted).delete()
+        submitted.delete()
     assert fingerprint_of(quality_basis(project)) != before
 
 
