@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
@@ -111,7 +112,9 @@ def quality_numbers_status(request, slug):
         if request.htmx:
             return HttpResponseClientRefresh()
         return redirect("quality_dashboard", slug)
-    context = {"project": project, "numbers": numbers}
+    # The retry button returns to the page that polls, not to this fragment.
+    back = (request.htmx.current_url if request.htmx else None) or reverse("quality_dashboard", args=[slug])
+    context = {"project": project, "numbers": numbers, "back": back}
     if numbers.job is not None and numbers.state.failed and request.htmx:
         return HttpResponseStopPolling(render_to_string("annotation/quality/_numbers_state.html", context,
                                                         request=request))

@@ -166,8 +166,10 @@ def test_a_failed_job_is_shown_with_its_error_and_retried_only_on_request(graded
     page = client.get(url).content.decode()
     assert "could not be computed" in page and "the &lt;database&gt; went away" in page and "Compute again" in page
     assert "hx-get" not in page  # no polling of a failed job
-    polled = client.get(reverse("quality_numbers_status", args=[project.slug]), HTTP_HX_REQUEST="true")
+    polled = client.get(reverse("quality_numbers_status", args=[project.slug]), HTTP_HX_REQUEST="true",
+                        HTTP_HX_CURRENT_URL=f"http://testserver{url}?sort=-agreement")
     assert polled.status_code == 286  # htmx: stop polling
+    assert f'name="next" value="http://testserver{url}?sort=-agreement"' in polled.content.decode()
     client.get(url)
     assert Job.objects.filter(project=project, kind=KIND).count() == 1  # not retried on every view
     monkeypatch.undo()
