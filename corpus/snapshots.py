@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
@@ -43,7 +42,8 @@ def snapshot_kinds() -> list[str]:
 
 
 def fingerprint_of(basis: dict) -> str:
-    return hashlib.sha256(DjangoJSONEncoder().encode(basis).encode()).hexdigest()
+    # repr, not JSON: JSON would cut timestamps to milliseconds.
+    return hashlib.sha256(repr(basis).encode()).hexdigest()
 
 
 @dataclass
