@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation"
+
+    def ready(self):
+        from corpus.snapshots import snapshot_kind
+
+        from .quality.numbers import KIND, quality_basis, quality_compute
+
+        snapshot_kind(KIND, basis=quality_basis, compute=quality_compute)

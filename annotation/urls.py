@@ -43,6 +43,9 @@ urlpatterns = [
     path("projects/<slug:slug>/annotators/", progress.annotator_list, name="annotator_list"),
     # Quality control (managers), and the annotators' screening test.
     path("projects/<slug:slug>/quality/", quality.quality_dashboard, name="quality_dashboard"),
+    path("projects/<slug:slug>/quality/numbers/", quality.quality_numbers_status, name="quality_numbers_status"),
+    path("projects/<slug:slug>/quality/numbers/compute/", quality.quality_numbers_compute,
+         name="quality_numbers_compute"),
     path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/", quality.annotator_quality,
          name="annotator_quality"),
     path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/status/", quality.annotator_status_view,

@@ -5,7 +5,8 @@
     python -m benchmarks.export_bench measure --scale 1 --engine sqlite [--before main] [--repeat 2]
 
 `build` reuses benchmarks/scale.py's child steps (import; KV HITs, KV labels; FV and KA HITs; FV and KA labels of 3
-simulated annotators) into benchmarks/out/export-<scale>x.sqlite3 or the PostgreSQL database fg_export_scale[_<scale>x].
+simulated annotators) into benchmarks/out/export-<scale>x.sqlite3 or the PostgreSQL database fg_export_scale[_<scale>x]
+(another name: EXPORT_BENCH_PG=postgres://…/<name>).
 `measure` runs each export (the full one: annotator labels, assistance, checks, parquet tables, card; and the
 release one: default options) in its own process, with the --before commit's code (exported with `git archive`) and
 with this tree's, alternately; it prints time, peak RSS and whether every output file has the same sha256.
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.scale import CHECK_RATE, OUT, ROOT, SLUG, checkout, child, generate
 
-PG_BASE = "postgres://postgres@127.0.0.1:5432/fg_export_scale"
+PG_BASE = os.environ.get("EXPORT_BENCH_PG", "postgres://postgres@127.0.0.1:5432/fg_export_scale")
 
 EXPORT_CHILD = r'''
 import json, os, resource, sys, time

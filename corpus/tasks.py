@@ -1,5 +1,6 @@
 from celery import shared_task
 
+from .snapshots import snapshot_run
 from .uploads import import_run
 
 
@@ -7,3 +8,9 @@ from .uploads import import_run
 def import_task(job_id: int) -> None:
     # Rerunnable: nothing is written until the whole file checked out, and stored rows are not written twice.
     import_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def snapshot_task(job_id: int) -> None:
+    # Rerunnable: a redelivered task computes the same numbers from the same data (a finished job is not rerun).
+    snapshot_run(job_id=job_id)

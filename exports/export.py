@@ -82,14 +82,15 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
     if options.tables:
         summary_table = _TableWriter(_sibling(out, "summaries", options.tables), SUMMARY_COLUMNS)
     rows = summary_results(project, source, annotator_labels=options.annotator_labels,
-                           assistance=options.assistance)
+                           assistance=options.assistance, with_ai=collector is not None)
+    encode = _RowEncoder()
     with out.open("w", encoding="utf-8") as handle:
         if options.format == "json":
             handle.write("[\n")
         for row in rows:
             if collector is not None:
                 collector.add(row)
-            public = {name: row[name] for name in RELEASE_FIELDS}
+            public = {name: row[name] for name in AFTER_DOCUMENT}
             public["composite"] = row["composite"]
             public["label_source"] = source
             for extra in ("annotator_labels", "adjudications", "item_flags", "assistance"):
@@ -97,7 +98,7 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
                     public[extra] = row[extra]
             if options.format == "json" and result.rows:
                 handle.write(",\n")
-            handle.write(json.dumps(public, ensure_ascii=False))
+            handle.write(encode(row, public))
             if options.format == "jsonl":
                 handle.write("\n")
             result.rows += 1
@@ -145,6 +146,27 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
                         encoding="utf-8")
         result.files.append(path)
     return result
+
+
+BEFORE_DOCUMENT = RELEASE_FIELDS[:RELEASE_FIELDS.index("document")]
+AFTER_DOCUMENT = RELEASE_FIELDS[RELEASE_FIELDS.index("document") + 1:]
+
+
+class _RowEncoder:
+    """A row as json.dumps(..., ensure_ascii=False) writes it, the source document's text encoded once per document:
+    the 9 or so summaries of a document follow one another, and the document is most of an export's bytes."""
+
+    def __init__(self):
+        self.encode = json.JSONEncoder(ensure_ascii=False).encode
+        self.document, self.document_json = None, "null"
+
+    def __call__(self, row: dict, after: dict) -> str:
+        """`after`: the fields that follow `document`, in their order."""
+        document = row["document"]
+        if document is not self.document:
+            self.document, self.document_json = document, self.encode(document)
+        before = self.encode({name: row[name] for name in BEFORE_DOCUMENT})
+        return f'{before[:-1]}, "document": {self.document_json}, {self.encode(after)[1:]}'
 
 
 SUMMARY_COLUMNS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model",

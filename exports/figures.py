@@ -17,7 +17,6 @@ import hashlib
 import math
 import time
 
-from django.db import transaction
 from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
@@ -27,6 +26,7 @@ from annotation.models.assignment import counted_submission_q
 from annotation.services.review_tally import KIND as REVIEW_TALLY
 from assist.models import EvaluatorScore
 from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
+from corpus.snapshots import job_for_fingerprint, snapshot_kinds
 
 from . import plots
 from .analytics import Analytics, project_analytics
@@ -70,8 +70,9 @@ def labels_fingerprint(project: Project) -> str:
         EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"), changed=Max("updated")),
         ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
                                                                 changed=Max("imported")),
-        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT, REVIEW_TALLY]).aggregate(n=Count("pk"),
-                                                                                       finished=Max("finished")),
+        # Jobs that only read (exports, stored numbers, the reviewer's tally) change nothing the figures read.
+        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT, REVIEW_TALLY, *snapshot_kinds()]).aggregate(
+            n=Count("pk"), finished=Max("finished")),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
@@ -87,16 +88,9 @@ def current_figures(project: Project, *, include_simulated: bool) -> tuple[Analy
 def figures_job(project: Project, *, include_simulated: bool, fingerprint: str, user=None) -> Job:
     """The job computing this project's figures: the open one, the one that failed on these very labels (shown with
     its error, not retried on every page view), or a new one."""
-    with transaction.atomic():
-        # The project row's lock makes two page views at once start one job, not two.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        jobs = project.jobs.filter(kind=KIND, params__include_simulated=include_simulated)
-        job = jobs.open().order_by("-pk").first() or jobs.filter(
-            status=Job.Status.FAILED, params__fingerprint=fingerprint).order_by("-pk").first()
-        if job is not None:
-            return job
-        return figures_start(project=project, include_simulated=include_simulated, user=user,
-                             fingerprint=fingerprint)
+    return job_for_fingerprint(project, KIND, fingerprint=fingerprint, params={"include_simulated": include_simulated},
+                               start=lambda: figures_start(project=project, include_simulated=include_simulated,
+                                                           user=user, fingerprint=fingerprint))
 
 
 def figures_start(*, project: Project, include_simulated: bool, user=None, fingerprint: str = "") -> Job:

@@ -134,6 +134,22 @@ def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> I
         compiler = queryset.query.get_compiler(using=queryset.db)
         return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
 
+    return _planned_for_every_row(rows)
+
+
+def stream_sql(sql: str, params, chunk_size: int) -> Iterator[tuple]:
+    """The rows of one SQL query as the driver gives them, read as `stream` reads a queryset with `as_stored`."""
+    def rows():
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            while fetched := cursor.fetchmany(chunk_size):
+                yield from fetched
+
+    return _planned_for_every_row(rows)
+
+
+def _planned_for_every_row(rows) -> Iterator:
+    """rows() read with the cursor planned for every row on PostgreSQL (see `stream`)."""
     if connection.vendor != "postgresql":
         yield from rows()
         return

@@ -6,9 +6,9 @@ a manager. A submission with no grade (submitted before grading existed) counts.
 kept, for audit and the quality dashboard, but excluded.
 """
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from ..models import Assignment, Label
+from ..models import Assignment, AttentionCheck, Label
 from ..models.assignment import counted_submission_q
 
 
@@ -20,7 +20,11 @@ def label_counts_q(prefix: str = "") -> Q:
 def counted_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:
     """`queryset` (default: every label) narrowed to the labels that count."""
     queryset = Label.objects.all() if queryset is None else queryset
-    return queryset.filter(label_counts_q())
+    # label_counts_q, with "a real unit" as NOT EXISTS: PostgreSQL plans it as an anti-join and estimates its rows,
+    # where the LEFT JOIN ... IS NULL it has from `attention_check__isnull` is estimated at one row, which made it
+    # loop over every unit per HIT (1 s instead of 0.1 s for "has the project a real label" at UniSumEval scale).
+    return queryset.filter(counted_submission_q("assignment__"),
+                           ~Exists(AttentionCheck.objects.filter(unit_id=OuterRef("unit_id"))))
 
 
 def check_labels(queryset: QuerySet[Label] | None = None) -> QuerySet[Label]:

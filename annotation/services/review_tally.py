@@ -24,6 +24,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
 from corpus.models import Document, Job, Project, Summary, job_start
+from corpus.snapshots import job_for_fingerprint
 
 from ..models import Assignment, AttentionCheck, Hit, Label, ReviewTally, SplitUnit, SplitUnitLabel, Task, Unit
 from ..models.assignment import counted_submission_q
@@ -62,15 +63,8 @@ def current_tally(project: Project) -> tuple[ReviewTally | None, bool, str]:
 def review_tally_job(project: Project, *, fingerprint: str, user=None) -> Job:
     """The job tallying this project's list: the open one, the one that failed on these very labels (shown with its
     error, not retried on every page view), or a new one."""
-    with transaction.atomic():
-        # The project row's lock makes two page views at once start one job, not two.
-        Project.objects.select_for_update().filter(pk=project.pk).first()
-        jobs = project.jobs.filter(kind=KIND)
-        job = jobs.open().order_by("-pk").first() or jobs.filter(
-            status=Job.Status.FAILED, params__fingerprint=fingerprint).order_by("-pk").first()
-        if job is not None:
-            return job
-        return review_tally_start(project=project, user=user, fingerprint=fingerprint)
+    return job_for_fingerprint(project, KIND, fingerprint=fingerprint, start=lambda: review_tally_start(
+        project=project, user=user, fingerprint=fingerprint))
 
 
 def review_tally_start(*, project: Project, user=None, fingerprint: str = "") -> Job:

@@ -3,7 +3,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Avg, Exists, FloatField, OuterRef, Subquery
+from django.db.models import Exists, OuterRef
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -14,6 +14,7 @@ from corpus.models import Assistance, Job, Membership
 
 from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
+from ..quality.numbers import open_labels, quality_numbers
 from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
 from ..services.hits import hits_build_start
@@ -178,14 +179,20 @@ def hit_assistance(request, slug, hit_id):
 def annotator_list(request, slug):
     project = get_managed_project(request.user, slug)
     assignments = Assignment.objects.filter(hit__project=project)
-    labels = Label.objects.filter(unit__hit__project=project)
-    mean_seconds = (labels.filter(annotator=OuterRef("pk")).order_by().values("annotator")
-                    .annotate(mean=Avg("seconds_on_item")).values("mean"))
     annotators = (Annotator.objects.with_status_in(project).filter(Exists(assignments.filter(annotator=OuterRef("pk"))))
                   .annotate(submitted=count_of(assignments.filter(status=Assignment.Status.SUBMITTED), "annotator"),
-                            reserved=count_of(assignments.filter(status=Assignment.Status.RESERVED), "annotator"),
-                            labels_given=count_of(labels, "annotator"),
-                            mean_seconds=Subquery(mean_seconds, output_field=FloatField()))
+                            reserved=count_of(assignments.filter(status=Assignment.Status.RESERVED), "annotator"))
                   .order_by("created", "pk"))
     page = Paginator(annotators, 100).get_page(request.GET.get("page"))
-    return render(request, "annotation/progress/annotators.html", {"project": project, "page": page})
+    # Labels and seconds: those of closed assignments as a job stored them (annotation.quality.numbers), plus those
+    # of the HITs still open, read now.
+    numbers = quality_numbers(project, user=request.user)
+    stored, live = numbers.labels(), open_labels(project, [annotator.pk for annotator in page])
+    for annotator in page:
+        if numbers.data is None:
+            annotator.labels_given = annotator.mean_seconds = None
+            continue
+        n, seconds = (sum(pair) for pair in zip(stored.get(annotator.pk, (0, 0.0)), live.get(annotator.pk, (0, 0.0))))
+        annotator.labels_given, annotator.mean_seconds = n, (seconds / n if n else None)
+    return render(request, "annotation/progress/annotators.html", {"project": project, "page": page,
+                                                                   "numbers": numbers})

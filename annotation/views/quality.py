@@ -5,7 +5,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
+
+from corpus.snapshots import fingerprint_of, snapshot_start
 
 from ..crowd.tokens import session_of
 from ..models import Annotator, Grade, ProjectAnnotator
@@ -17,7 +23,9 @@ from ..permissions import (
     get_project_annotator,
     get_screening_project,
 )
-from ..quality.dashboard import SORT_KEYS, project_quality, sort_rows
+from ..quality.dashboard import SORT_KEYS, sort_rows
+from ..quality.numbers import KIND as NUMBERS_KIND
+from ..quality.numbers import quality_basis, quality_numbers
 from ..quality.policy import annotator_set_status
 from ..quality.qualification import (
     QUESTIONS,
@@ -59,10 +67,12 @@ def quality_dashboard(request, slug):
             annotators = annotators.filter(pk__in=others.filter(status=status).values("annotator_id"))
     if provider:
         annotators = annotators.filter(provider=provider)
-    dashboard = project_quality(project, annotators)
-    rows, query = paginate(request, sort_rows(dashboard.rows, sort), ANNOTATORS_PER_PAGE)
+    # The numbers a job stored (annotation.quality.numbers); status and provider are read now.
+    numbers = quality_numbers(project, user=request.user)
+    dashboard = numbers.dashboard(annotators)
+    rows, query = paginate(request, sort_rows(dashboard.rows if dashboard else [], sort), ANNOTATORS_PER_PAGE)
     return render(request, "annotation/quality/dashboard.html", {
-        "project": project, "dashboard": dashboard, "rows": rows, "query": query, "sort": sort,
+        "project": project, "numbers": numbers, "dashboard": dashboard, "rows": rows, "query": query, "sort": sort,
         "status": status, "provider": provider, "sort_keys": SORT_KEYS,
         "statuses": Annotator.Status.choices, "providers": Annotator.Provider.choices,
     })
@@ -72,7 +82,8 @@ def quality_dashboard(request, slug):
 @require_GET
 def annotator_quality(request, slug, annotator_id):
     project, annotator = get_project_annotator(request.user, slug, annotator_id)
-    dashboard = project_quality(project, Annotator.objects.filter(pk=annotator.pk))
+    numbers = quality_numbers(project, user=request.user)
+    dashboard = numbers.dashboard(Annotator.objects.filter(pk=annotator.pk))
     grades = (Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
               .select_related("assignment__hit", "overridden_by").order_by("-assignment__submitted_at"))
     decisions = (annotator.decisions.filter(project=project).prefetch_related("rests_on__hit")
@@ -81,11 +92,49 @@ def annotator_quality(request, slug, annotator_id):
     grades, grades_query = paginate(request, grades, GRADES_PER_PAGE)
     decisions, decisions_query = paginate(request, decisions, DECISIONS_PER_PAGE, "decisions_page")
     return render(request, "annotation/quality/annotator.html", {
-        "project": project, "annotator": annotator, "row": dashboard.rows[0] if dashboard.rows else None,
-        "dashboard": dashboard, "grades": grades, "grades_query": grades_query, "decisions": decisions,
-        "decisions_query": decisions_query, "statuses": Annotator.Status.choices,
+        "project": project, "annotator": annotator, "row": dashboard.rows[0] if dashboard and dashboard.rows else None,
+        "numbers": numbers, "dashboard": dashboard, "grades": grades, "grades_query": grades_query,
+        "decisions": decisions, "decisions_query": decisions_query, "statuses": Annotator.Status.choices,
         "standing": annotator.standing_in(project),
     })
+
+
+@login_required
+@require_GET
+def quality_numbers_status(request, slug):
+    """What the quality pages poll while their numbers are older than the work: a refresh once newer numbers are
+    stored (`shown`: when the numbers on the page were computed), else the job's state (a failed one stops the
+    polling and shows its error)."""
+    project = get_managed_project(request.user, slug)
+    numbers = quality_numbers(project, user=request.user)
+    shown = request.GET.get("shown", "")
+    if numbers.computed is not None and (numbers.current or numbers.computed.isoformat() != shown):
+        if request.htmx:
+            return HttpResponseClientRefresh()
+        return redirect("quality_dashboard", slug)
+    # The retry button returns to the page that polls, not to this fragment.
+    back = (request.htmx.current_url if request.htmx else None) or reverse("quality_dashboard", args=[slug])
+    context = {"project": project, "numbers": numbers, "back": back}
+    if numbers.job is not None and numbers.state.failed and request.htmx:
+        return HttpResponseStopPolling(render_to_string("annotation/quality/_numbers_state.html", context,
+                                                        request=request))
+    return render(request, "annotation/quality/_numbers_state.html", context)
+
+
+@login_required
+@require_POST
+def quality_numbers_compute(request, slug):
+    """Compute the numbers again after a failed job (a page view never retries a job that failed on the same
+    work)."""
+    project = get_managed_project(request.user, slug)
+    if not project.jobs.open().filter(kind=NUMBERS_KIND).exists():
+        snapshot_start(project=project, kind=NUMBERS_KIND, user=request.user,
+                       fingerprint=fingerprint_of(quality_basis(project)))
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        return redirect("quality_dashboard", slug)
+    return redirect(back)
 
 
 @login_required

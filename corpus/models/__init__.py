@@ -1,6 +1,7 @@
 from .documents import Document, DocumentSentence, KeyFact, Summary, SummarySentence
 from .job import Job, JobAlreadyOpen, JobQuerySet, ProgressReporter, job_start, job_upload_to
 from .project import Assistance, Invitation, Membership, MembershipEvent, PasswordChangeRequired, Project
+from .snapshot import Snapshot
 
 __all__ = [
     "Assistance",
@@ -16,6 +17,7 @@ __all__ = [
     "PasswordChangeRequired",
     "ProgressReporter",
     "Project",
+    "Snapshot",
     "Summary",
     "SummarySentence",
     "job_start",
