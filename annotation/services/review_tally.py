@@ -28,11 +28,10 @@ from corpus.snapshots import job_for_fingerprint
 
 from ..models import Assignment, AttentionCheck, Hit, Label, ReviewTally, SplitUnit, SplitUnitLabel, Task, Unit
 from ..models.assignment import counted_submission_q
+from ..selectors import REVIEW_QUESTION
 
 KIND = "review_tally"
 TASKS = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT)
-QUESTION = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
-            Task.KEYFACT_ALIGNMENT: "aligned"}
 BATCH = 2000
 
 
@@ -118,7 +117,7 @@ def review_tally_compute(project: Project, progress=None) -> ReviewTally:
 def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tuple[int, int]], list[int]]:
     """The task's split units, their (unit, annotator) pairs, and [pairs, agreeing pairs] over units with two or
     more counted answers: one grouped pass over the counted labels (as annotation.selectors.counted_votes)."""
-    field = QUESTION[task]
+    field = REVIEW_QUESTION[task]
     counted = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project,
                                     unit__task=task, **{f"{field}__isnull": False})
                .exclude(Exists(AttentionCheck.objects.filter(unit=OuterRef("unit")))))
