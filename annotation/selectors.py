@@ -7,8 +7,8 @@ HITs that show the same text), and the reservation they hold.
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
 counted submissions are split into real and simulated ones (simulated work fills places as real work does). A
 submission that failed its attention checks (and was not overridden to pass) is shown apart as "failed": its HIT is
-offered again until N count (annotation.services.assignment). Each count is one grouped query, whatever the size of
-the project.
+offered again until N count (annotation.services.assignment). The counts read HITs and assignments, a few rows per
+HIT, never every label: the page is polled while people work.
 """
 
 from collections import defaultdict
@@ -112,18 +112,18 @@ def started_hits(hits):
 
 
 def task_progress(project: Project) -> list[dict]:
-    """One entry per task: its per-domain rows and a total row, each with unit and HIT counts."""
+    """One entry per task: its per-domain rows and a total row, each with unit and HIT counts.
+
+    Read from HITs and their assignments, not from labels: a unit has a label from each submission of its HIT that
+    labelled every unit (`Assignment.labelled_every_unit`), so the units of a HIT with N such counted submissions
+    are all done. Only a HIT whose N counted submissions need others (a restored one without labels on its checks)
+    has its units' labels counted.
+    """
     needed = project.annotators_per_unit
+    places = needed + F("extra_places")
     now = timezone.now()
-    # The units with N counted labels, found in one pass over the project's counted labels grouped by unit (a count
-    # per unit would be a subquery per unit).
-    done_units = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project)
-                  .order_by().values("unit").annotate(n=Count("pk"), places=Max("unit__hit__extra_places"))
-                  .filter(n__gte=needed + F("places")).values("unit"))
-    units = (Unit.objects.filter(hit__project=project)
-             .values("task", "hit__document__domain")
-             .annotate(total=Count("pk"), done=Count("pk", filter=Q(pk__in=done_units))))
     counted = Assignment.objects.counted()
+    complete = counted.filter(labelled_every_unit=True)
     # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
     simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
@@ -132,22 +132,35 @@ def task_progress(project: Project) -> list[dict]:
                                        status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
     reserved = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__gt=now)
     hits = (Hit.objects.filter(project=project)
-            .alias(counted_count=count_of(counted, "hit"), simulated_count=count_of(simulated, "hit"),
+            .alias(unit_count=count_of(Unit.objects.all(), "hit"), counted_count=count_of(counted, "hit"),
+                   complete_count=count_of(complete, "hit"), simulated_count=count_of(simulated, "hit"),
                    failed_count=count_of(failed, "hit"), reserved_count=count_of(reserved, "hit"))
             .values("task", "document__domain")
-            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed + F("extra_places"))),
+            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=places)),
+                      units=Coalesce(Sum("unit_count"), 0),
+                      units_done=Coalesce(Sum("unit_count", filter=Q(complete_count__gte=places)), 0),
                       submissions=Coalesce(Sum("counted_count"), 0), simulated=Coalesce(Sum("simulated_count"), 0),
                       failed=Coalesce(Sum("failed_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
+    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels,
+    # found by grouping those HITs' counted labels by unit. None unless labels were restored from an export.
+    partial = (Hit.objects.filter(pk__in=counted.filter(labelled_every_unit=False, hit__project=project).values("hit"))
+               .alias(counted_count=count_of(counted, "hit"), complete_count=count_of(complete, "hit"))
+               .filter(counted_count__gte=places, complete_count__lt=places))
+    done_units = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__in=partial.values("pk"))
+                  .order_by().values("unit").annotate(n=Count("pk"), places=Max("unit__hit__extra_places"))
+                  .filter(n__gte=needed + F("places")).values("unit"))
+    partly_done = (Unit.objects.filter(pk__in=done_units).values("task", "hit__document__domain")
+                   .annotate(done=Count("pk")))
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
              "open": 0}
-    for row in units:
-        entry = rows[row["task"]].setdefault(row["hit__document__domain"], dict(empty))
-        entry.update(units=row["total"], units_done=row["done"])
     for row in hits:
         entry = rows[row["task"]].setdefault(row["document__domain"], dict(empty))
-        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"],
-                     simulated=row["simulated"], failed=row["failed"], open=row["open"])
+        entry.update(units=row["units"], units_done=row["units_done"], hits=row["total"], hits_done=row["done"],
+                     submissions=row["submissions"], simulated=row["simulated"], failed=row["failed"],
+                     open=row["open"])
+    for row in partly_done:
+        rows[row["task"]][row["hit__document__domain"]]["units_done"] += row["done"]
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]

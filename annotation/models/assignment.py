@@ -83,6 +83,11 @@ class Assignment(models.Model):
     # assignment or submission is that worker's on that HIT or study (unsigned URL parameters are only claims).
     confirmed_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
     discarded_reason = models.TextField(blank=True)
+    # Set once, when it is submitted: it holds a label for every unit of its HIT. A submission through the pages or
+    # the API always does (a missing answer refuses it) and a simulated one too; a restored one holds only the
+    # labels its export had (none on attention checks). The units of a HIT never change once it has an assignment
+    # (annotation.quality.injection), so this stays true; progress counts a HIT's units done from it.
+    labelled_every_unit = models.BooleanField(default=False)
 
     objects = AssignmentQuerySet.as_manager()
 
