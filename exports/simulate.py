@@ -122,8 +122,9 @@ def _simulate_task(project, task, people, accuracy, rng, result) -> None:
                 continue
             taken[hit_id] += 1
             assignment = Assignment(hit_id=hit_id, annotator=person, status=Assignment.Status.SUBMITTED,
-                                    labelled_every_unit=True, reserved_at=now, expires_at=now + timedelta(minutes=project.reservation_minutes),
-                                    submitted_at=now, submission_key=f"simulated-{person.pk}-{hit_id}")
+                                    reserved_at=now, expires_at=now + timedelta(minutes=project.reservation_minutes),
+                                    submitted_at=now, submission_key=f"simulated-{person.pk}-{hit_id}",
+                                    labelled_every_unit=True)
             assignments.append(assignment)
             has_check = False
             for index in by_hit.get(hit_id, []):
