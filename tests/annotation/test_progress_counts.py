@@ -163,3 +163,24 @@ def test_the_numbers_follow_a_grade_override_and_a_confirmation(mixed):
     assert task_progress(mixed) == progress_by_labels(mixed)
     Grade.objects.update(override_passed=False)
     assert task_progress(mixed) == progress_by_labels(mixed)
+
+
+def test_a_restored_project_counts_its_units_by_their_labels(project, tmp_path):
+    """An export has no labels on the attention checks the restore builds into its HITs: those submissions did not
+    label every unit, and only the units they labelled N times are done."""
+    from exports.export import ExportOptions, export_benchmark
+    from exports.restore import import_benchmark
+    from exports.simulate import simulate_annotations
+
+    import_generated(project, documents=2, summarizers=2, sentences=3)
+    simulate_annotations(project=project, annotators=3, accuracy=0.9, seed=1)
+    assert not Assignment.objects.filter(hit__project=project, labelled_every_unit=False).exists()
+    export_benchmark(project=project, out=tmp_path / "bench.jsonl", options=ExportOptions(annotator_labels=True))
+    fresh = type(project).objects.create(slug="fresh", name="Fresh", attention_check_rate=0.5)
+    import_benchmark(project=fresh, data=(tmp_path / "bench.jsonl").read_bytes())
+    restored_ones = Assignment.objects.filter(hit__project=fresh)
+    assert restored_ones.filter(labelled_every_unit=False).exists()
+    progress = task_progress(fresh)
+    assert progress == progress_by_labels(fresh)
+    total = progress[0]["total"]
+    assert total["hits_done"] == total["hits"] and 0 < total["units_done"] < total["units"]
