@@ -111,56 +111,68 @@ def started_hits(hits):
     return hits.filter(Exists(active) | Exists(answered))
 
 
+# HIT ids per query when labels must be counted (well under SQLite's limit of parameters per statement).
+PARTIAL_HITS_PER_QUERY = 2000
+
+
 def task_progress(project: Project) -> list[dict]:
     """One entry per task: its per-domain rows and a total row, each with unit and HIT counts.
 
     Read from HITs and their assignments, not from labels: a unit has a label from each submission of its HIT that
     labelled every unit (`Assignment.labelled_every_unit`), so the units of a HIT with N such counted submissions
-    are all done. Only a HIT whose N counted submissions need others (a restored one without labels on its checks)
+    are all done. Only a HIT whose N counted submissions need others (restored ones, without labels on the checks)
     has its units' labels counted.
     """
     needed = project.annotators_per_unit
-    places = needed + F("extra_places")
     now = timezone.now()
-    counted = Assignment.objects.counted()
-    complete = counted.filter(labelled_every_unit=True)
-    # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
-    simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)
+    counted = counted_submission_q()
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
-    failed = Assignment.objects.filter(Q(grade__override_passed=False)
-                                       | Q(grade__override_passed__isnull=True, grade__passed=False),
-                                       status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
-    reserved = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__gt=now)
-    hits = (Hit.objects.filter(project=project)
-            .alias(unit_count=count_of(Unit.objects.all(), "hit"), counted_count=count_of(counted, "hit"),
-                   complete_count=count_of(complete, "hit"), simulated_count=count_of(simulated, "hit"),
-                   failed_count=count_of(failed, "hit"), reserved_count=count_of(reserved, "hit"))
-            .values("task", "document__domain")
-            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=places)),
-                      units=Coalesce(Sum("unit_count"), 0),
-                      units_done=Coalesce(Sum("unit_count", filter=Q(complete_count__gte=places)), 0),
-                      submissions=Coalesce(Sum("counted_count"), 0), simulated=Coalesce(Sum("simulated_count"), 0),
-                      failed=Coalesce(Sum("failed_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
-    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels,
-    # found by grouping those HITs' counted labels by unit. None unless labels were restored from an export.
-    partial = (Hit.objects.filter(pk__in=counted.filter(labelled_every_unit=False, hit__project=project).values("hit"))
-               .alias(counted_count=count_of(counted, "hit"), complete_count=count_of(complete, "hit"))
-               .filter(counted_count__gte=places, complete_count__lt=places))
-    done_units = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__in=partial.values("pk"))
-                  .order_by().values("unit").annotate(n=Count("pk"), places=Max("unit__hit__extra_places"))
-                  .filter(n__gte=needed + F("places")).values("unit"))
-    partly_done = (Unit.objects.filter(pk__in=done_units).values("task", "hit__document__domain")
-                   .annotate(done=Count("pk")))
+    failed = (Q(grade__override_passed=False) | Q(grade__override_passed__isnull=True, grade__passed=False)) & Q(
+        status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
+    per_hit = (Assignment.objects.filter(hit__project=project,
+                                         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.RESERVED])
+               .order_by().values("hit")
+               .annotate(counted=Count("pk", filter=counted),
+                         complete=Count("pk", filter=counted & Q(labelled_every_unit=True)),
+                         # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown
+                         # apart from it.
+                         simulated=Count("pk", filter=counted & Q(annotator__provider=Annotator.Provider.SIMULATED)),
+                         failed=Count("pk", filter=failed),
+                         open=Count("pk", filter=Q(status=Assignment.Status.RESERVED, expires_at__gt=now)))
+               .values_list("hit", "counted", "complete", "simulated", "failed", "open"))
+    assignments = {hit_id: counts for hit_id, *counts in per_hit}
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
              "open": 0}
-    for row in hits:
-        entry = rows[row["task"]].setdefault(row["document__domain"], dict(empty))
-        entry.update(units=row["units"], units_done=row["units_done"], hits=row["total"], hits_done=row["done"],
-                     submissions=row["submissions"], simulated=row["simulated"], failed=row["failed"],
-                     open=row["open"])
-    for row in partly_done:
-        rows[row["task"]][row["hit__document__domain"]]["units_done"] += row["done"]
+    partial = {}
+    for hit_id, task, domain, extra_places, units in (Hit.objects.filter(project=project).order_by()
+                                                      .values_list("pk", "task", "document__domain", "extra_places",
+                                                                   "unit_count")):
+        entry = rows[task].get(domain) or rows[task].setdefault(domain, dict(empty))
+        places = needed + extra_places
+        counted_count, complete, simulated, failed_count, open_count = assignments.get(hit_id, (0, 0, 0, 0, 0))
+        entry["units"] += units
+        entry["hits"] += 1
+        entry["submissions"] += counted_count
+        entry["simulated"] += simulated
+        entry["failed"] += failed_count
+        entry["open"] += open_count
+        if counted_count >= places:
+            entry["hits_done"] += 1
+            if complete >= places:
+                entry["units_done"] += units
+            else:
+                partial[hit_id] = (places, entry)
+    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels.
+    # None unless labels were restored from an export.
+    ids = list(partial)
+    for start in range(0, len(ids), PARTIAL_HITS_PER_QUERY):
+        for hit_id, n in (Label.objects.filter(counted_submission_q("assignment__"),
+                                               unit__hit__in=ids[start:start + PARTIAL_HITS_PER_QUERY])
+                          .order_by().values("unit", "unit__hit").annotate(n=Count("pk"))
+                          .values_list("unit__hit", "n")):
+            places, entry = partial[hit_id]
+            entry["units_done"] += int(n >= places)
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]

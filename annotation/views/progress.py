@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from corpus.models import Assistance, Job, Membership
 
-from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
+from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
 from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
@@ -70,8 +70,7 @@ def hit_list(request, slug):
 def _hit_list_page(request, project, status=200, **extra):
     task = request.GET.get("task") or request.POST.get("task", "")
     hits = (Hit.objects.filter(project=project).select_related("document", "summary")
-            .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
-                      counted=count_of(Assignment.objects.counted(), "hit"),
+            .annotate(counted=count_of(Assignment.objects.counted(), "hit"),
                       failed=count_of(Assignment.objects.confirmed().filter(status=Assignment.Status.SUBMITTED)
                                       .exclude(pk__in=Assignment.objects.counted().values("pk")), "hit"),
                       unconfirmed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,

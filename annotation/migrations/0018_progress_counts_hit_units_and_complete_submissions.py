@@ -2,6 +2,7 @@
 
 from django.db import migrations, models
 from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 
 def mark_submissions_that_label_every_unit(apps, schema_editor):
@@ -20,6 +21,13 @@ def mark_submissions_that_label_every_unit(apps, schema_editor):
     Assignment.objects.filter(pk__in=complete.values("pk")).update(labelled_every_unit=True)
 
 
+def count_units(apps, schema_editor):
+    Hit = apps.get_model("annotation", "Hit")
+    Unit = apps.get_model("annotation", "Unit")
+    units = Unit.objects.filter(hit=OuterRef("pk")).order_by().values("hit").annotate(n=Count("pk")).values("n")
+    Hit.objects.update(unit_count=Coalesce(Subquery(units, output_field=models.IntegerField()), 0))
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -33,4 +41,10 @@ class Migration(migrations.Migration):
             field=models.BooleanField(default=False),
         ),
         migrations.RunPython(mark_submissions_that_label_every_unit, migrations.RunPython.noop),
+        migrations.AddField(
+            model_name='hit',
+            name='unit_count',
+            field=models.PositiveIntegerField(default=0),
+        ),
+        migrations.RunPython(count_units, migrations.RunPython.noop),
     ]
