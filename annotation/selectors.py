@@ -13,26 +13,14 @@ HIT, never every label: the page is polled while people work.
 
 from collections import defaultdict
 
-from django.db.models import (
-    Count,
-    Exists,
-    ExpressionWrapper,
-    F,
-    FloatField,
-    IntegerField,
-    Max,
-    OuterRef,
-    Q,
-    Subquery,
-    Sum,
-)
+from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from corpus.models import Project
 
 from .models import Annotator, Assignment, AttentionCheck, Decision, Hit, Label, LedgerEntry, Task, Unit
-from .models.assignment import counted_submission_q
+from .models.assignment import counted_submission_q, failed_submission_q
 
 
 def count_of(queryset, outer: str):
@@ -127,8 +115,7 @@ def task_progress(project: Project) -> list[dict]:
     now = timezone.now()
     counted = counted_submission_q()
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
-    failed = (Q(grade__override_passed=False) | Q(grade__override_passed__isnull=True, grade__passed=False)) & Q(
-        status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
+    failed = failed_submission_q()
     per_hit = (Assignment.objects.filter(hit__project=project,
                                          status__in=[Assignment.Status.SUBMITTED, Assignment.Status.RESERVED])
                .order_by().values("hit")

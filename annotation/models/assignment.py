@@ -29,6 +29,13 @@ def counted_submission_q(prefix: str = "") -> models.Q:
             & passing_q(prefix))
 
 
+def failed_submission_q() -> models.Q:
+    """A confirmed submission whose grade keeps it from counting (failed, or overridden to fail): the confirmed
+    submissions that `counted_submission_q` leaves out, said without reading every counted one."""
+    return (models.Q(grade__override_passed=False) | models.Q(grade__override_passed__isnull=True, grade__passed=False)
+            ) & models.Q(status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
+
+
 class AssignmentQuerySet(models.QuerySet):
     def counted(self):
         """Submitted assignments whose labels count (see `counted_submission_q`)."""
