@@ -13,7 +13,20 @@ HIT, never every label: the page is polled while people work.
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -81,6 +94,22 @@ def available_hits(annotator: Annotator, project: Project, task: str, now=None):
             .exclude(Exists(had.filter(hit=OuterRef("pk"))))
             .alias(overlaps=overlapping(had, task)))
     return hits.filter(overlaps=False) if annotator.provider in KEPT_APART else hits
+
+
+def count_available_hits(annotator: Annotator, project: Project, task: str, now=None) -> int:
+    """How many HITs `available_hits` gives, counted for a page: the HITs whose places are all held are found in one
+    grouped pass over the task's assignments, not by counting each HIT's (most HITs are full once the work is
+    under way, and `available_hits` looks at each in turn)."""
+    now = now or timezone.now()
+    full = (Assignment.objects.holding_a_place(now).filter(hit__project=project, hit__task=task).order_by()
+            .values("hit").annotate(n=Count("pk"), extra=Max("hit__extra_places"))
+            .filter(n__gte=project.annotators_per_unit + F("extra")).values("hit"))
+    had = had_by(annotator)
+    hits = (Hit.objects.filter(project=project, task=task).exclude(pk__in=full)
+            .exclude(Exists(had.filter(hit=OuterRef("pk")))))
+    if annotator.provider in KEPT_APART:
+        hits = hits.alias(overlaps=overlapping(had, task)).filter(overlaps=False)
+    return hits.count()
 
 
 def current_assignment(annotator: Annotator, project: Project, task: str, now=None) -> Assignment | None:
@@ -190,11 +219,13 @@ def work_history(annotator: Annotator, project: Project) -> dict:
     """The annotator's own past HITs in `project` (latest first, at most HISTORY_LENGTH) with their state in words,
     how many they submitted and how many count, and, for crowd workers, what the provider has paid. Nothing per item:
     which units were checks stays on the server."""
-    past = (Assignment.objects.filter(annotator=annotator, hit__project=project)
-            .exclude(status__in=[Assignment.Status.RESERVED, Assignment.Status.DISCARDED])
-            .select_related("hit").annotate(counts=Exists(Assignment.objects.filter(
-                counted_submission_q(), pk=OuterRef("pk"))))
-            .order_by(F("submitted_at").desc(nulls_last=True), "-reserved_at", "-pk"))
+    own = (Assignment.objects.filter(annotator=annotator, hit__project=project)
+           .exclude(status__in=[Assignment.Status.RESERVED, Assignment.Status.DISCARDED]))
+    # In the order of the index "assignment_history": the latest are read first, not all of them sorted.
+    # Whether each counts, read on its own row (its grade joined), not looked up among every counted one.
+    past = (own.select_related("hit").annotate(counts=ExpressionWrapper(counted_submission_q(),
+                                                                        output_field=BooleanField()))
+            .order_by(F("submitted_at").desc(nulls_last=True), F("reserved_at").desc(), F("pk").desc()))
     rows = list(past[:HISTORY_LENGTH])
     decisions = dict(Decision.objects.filter(assignment__in=rows, status=Decision.Status.DONE,
                                              kind__in=[Decision.Kind.APPROVE, Decision.Kind.REJECT])
@@ -203,13 +234,15 @@ def work_history(annotator: Annotator, project: Project) -> dict:
     provider = Annotator.Provider(annotator.provider).label
     for assignment in rows:
         assignment.state = _state_words(assignment, decisions.get(assignment.pk), crowd, provider)
-    submitted = past.filter(status=Assignment.Status.SUBMITTED)
+    submitted = Q(status=Assignment.Status.SUBMITTED)
+    totals = own.aggregate(submitted=Count("pk", filter=submitted),
+                           counted=Count("pk", filter=submitted & counted_submission_q()), past=Count("pk"))
     earned = None
     if crowd:
         earned = LedgerEntry.objects.filter(annotator=annotator, project=project, kind__in=[
             LedgerEntry.Kind.REWARD, LedgerEntry.Kind.BONUS]).aggregate(total=Sum("amount_usd"))["total"] or 0
-    return {"rows": rows, "submitted": submitted.count(), "counted": submitted.filter(counted_submission_q()).count(),
-            "earned": earned, "more": past.count() > HISTORY_LENGTH}
+    return {"rows": rows, "submitted": totals["submitted"], "counted": totals["counted"], "earned": earned,
+            "more": totals["past"] > HISTORY_LENGTH}
 
 
 def _state_words(assignment: Assignment, decision: str | None, crowd: bool, provider: str) -> str:

@@ -110,6 +110,8 @@ class Assignment(models.Model):
         ]
         indexes = [models.Index(fields=["hit", "status"]), models.Index(fields=["status", "expires_at"]),
                    models.Index(fields=["annotator", "status"])]
+        # And on PostgreSQL "assignment_history", an annotator's assignments latest first (migration 0018; SQLite
+        # cannot order an index NULLS LAST).
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.hit} ({self.status})"

@@ -184,3 +184,17 @@ def test_a_restored_project_counts_its_units_by_their_labels(project, tmp_path):
     assert progress == progress_by_labels(fresh)
     total = progress[0]["total"]
     assert total["hits_done"] == total["hits"] and 0 < total["units_done"] < total["units"]
+
+
+def test_the_home_pages_count_of_available_hits_is_the_count_of_the_hits_offered(mixed, annotator):
+    from annotation.selectors import available_hits, count_available_hits
+    from tests.work import annotator_for
+
+    Assignment.objects.create(hit=Hit.objects.get(project=mixed, task="fv", position=11),
+                              annotator=crowd_annotator("holder-2", mixed),
+                              expires_at=timezone.now() + timedelta(hours=1))
+    people = [annotator_for(annotator), *Annotator.objects.filter(assignments__hit__project=mixed).distinct()]
+    for person in people:
+        for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
+            assert count_available_hits(person, mixed, task) == available_hits(person, mixed, task).count()
+    assert count_available_hits(people[0], mixed, Task.FACT_VERIFICATION) > 0

@@ -28,6 +28,19 @@ def count_units(apps, schema_editor):
     Hit.objects.update(unit_count=Coalesce(Subquery(units, output_field=models.IntegerField()), 0))
 
 
+def create_history_index(apps, schema_editor):
+    """An annotator's assignments in the order of their history page (annotation.selectors.work_history), so that
+    the latest 50 are read, not all of them sorted. PostgreSQL only: SQLite cannot order an index NULLS LAST."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute('CREATE INDEX IF NOT EXISTS "assignment_history" ON "annotation_assignment" '
+                              '("annotator_id", "submitted_at" DESC NULLS LAST, "reserved_at" DESC, "id" DESC)')
+
+
+def drop_history_index(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute('DROP INDEX IF EXISTS "assignment_history"')
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -47,4 +60,5 @@ class Migration(migrations.Migration):
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.RunPython(count_units, migrations.RunPython.noop),
+        migrations.RunPython(create_history_index, drop_history_index),
     ]
