@@ -13,6 +13,7 @@ HIT, never every label: the page is polled while people work.
 
 from collections import defaultdict
 
+from django.db import connection
 from django.db.models import (
     BooleanField,
     Count,
@@ -154,41 +155,31 @@ def task_progress(project: Project) -> list[dict]:
                          # apart from it.
                          simulated=Count("pk", filter=counted & Q(annotator__provider=Annotator.Provider.SIMULATED)),
                          failed=Count("pk", filter=failed),
-                         open=Count("pk", filter=Q(status=Assignment.Status.RESERVED, expires_at__gt=now)))
-               .values_list("hit", "counted", "complete", "simulated", "failed", "open"))
-    assignments = {hit_id: counts for hit_id, *counts in per_hit}
+                         open=Count("pk", filter=Q(status=Assignment.Status.RESERVED, expires_at__gt=now))))
+    hits = Hit.objects.filter(project=project).order_by().values("pk", "task", "extra_places", "unit_count",
+                                                                 "document__domain")
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
              "open": 0}
-    partial = {}
-    for hit_id, task, domain, extra_places, units in (Hit.objects.filter(project=project).order_by()
-                                                      .values_list("pk", "task", "document__domain", "extra_places",
-                                                                   "unit_count")):
-        entry = rows[task].get(domain) or rows[task].setdefault(domain, dict(empty))
-        places = needed + extra_places
-        counted_count, complete, simulated, failed_count, open_count = assignments.get(hit_id, (0, 0, 0, 0, 0))
-        entry["units"] += units
-        entry["hits"] += 1
-        entry["submissions"] += counted_count
-        entry["simulated"] += simulated
-        entry["failed"] += failed_count
-        entry["open"] += open_count
-        if counted_count >= places:
-            entry["hits_done"] += 1
-            if complete >= places:
-                entry["units_done"] += units
-            else:
-                partial[hit_id] = (places, entry)
+    for task, domain, *counts in _per_task_and_domain(hits, per_hit, needed):
+        rows[task][domain] = dict(zip(empty, counts))
     # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels.
-    # None unless labels were restored from an export.
-    ids = list(partial)
-    for start in range(0, len(ids), PARTIAL_HITS_PER_QUERY):
-        for hit_id, n in (Label.objects.filter(counted_submission_q("assignment__"),
-                                               unit__hit__in=ids[start:start + PARTIAL_HITS_PER_QUERY])
-                          .order_by().values("unit", "unit__hit").annotate(n=Count("pk"))
-                          .values_list("unit__hit", "n")):
-            places, entry = partial[hit_id]
-            entry["units_done"] += int(n >= places)
+    # None unless labels were restored from an export (the index "assignment_partly_labelled" says so at once).
+    if Assignment.objects.filter(counted, labelled_every_unit=False, hit__project=project).exists():
+        partial = {pk: (needed + extra, rows[task][domain]) for pk, task, domain, extra in (
+            Hit.objects.filter(project=project).alias(counted_count=count_of(Assignment.objects.counted(), "hit"),
+                                                      complete_count=count_of(Assignment.objects.counted().filter(
+                                                          labelled_every_unit=True), "hit"))
+            .filter(counted_count__gte=needed + F("extra_places"), complete_count__lt=needed + F("extra_places"))
+            .values_list("pk", "task", "document__domain", "extra_places"))}
+        ids = list(partial)
+        for start in range(0, len(ids), PARTIAL_HITS_PER_QUERY):
+            for hit_id, n in (Label.objects.filter(counted_submission_q("assignment__"),
+                                                   unit__hit__in=ids[start:start + PARTIAL_HITS_PER_QUERY])
+                              .order_by().values("unit", "unit__hit").annotate(n=Count("pk"))
+                              .values_list("unit__hit", "n")):
+                places, entry = partial[hit_id]
+                entry["units_done"] += int(n >= places)
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]
@@ -199,6 +190,26 @@ def task_progress(project: Project) -> list[dict]:
             row["real"] = row["submissions"] - row["simulated"]
         result.append({"task": task, "label": task.label, "domains": domains, "total": total})
     return result
+
+
+def _per_task_and_domain(hits, per_hit, needed: int) -> list[tuple]:
+    """(task, domain, units, units done, HITs, HITs done, submissions, simulated, failed, open) per task and domain,
+    from the HITs (`hits`: pk, task, extra_places, unit_count, domain) and their assignment counts (`per_hit`: hit,
+    counted, complete, simulated, failed, open), added up by the database: a row per HIT never reaches Python."""
+    hits_sql, hits_params = hits.query.sql_with_params()
+    per_hit_sql, per_hit_params = per_hit.query.sql_with_params()
+    sql = f"""
+        WITH h AS ({hits_sql}), a AS ({per_hit_sql})
+        SELECT h.task, h.document__domain, SUM(h.unit_count),
+               SUM(CASE WHEN COALESCE(a.complete, 0) >= %s + h.extra_places THEN h.unit_count ELSE 0 END),
+               COUNT(*), SUM(CASE WHEN COALESCE(a.counted, 0) >= %s + h.extra_places THEN 1 ELSE 0 END),
+               COALESCE(SUM(a.counted), 0), COALESCE(SUM(a.simulated), 0), COALESCE(SUM(a.failed), 0),
+               COALESCE(SUM(a.open), 0)
+        FROM h LEFT JOIN a ON a.hit = h.pk
+        GROUP BY h.task, h.document__domain"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (*hits_params, *per_hit_params, needed, needed))
+        return [(task, domain, *(int(value) for value in counts)) for task, domain, *counts in cursor.fetchall()]
 
 
 def simulated_submissions(progress: list[dict]) -> int:

@@ -61,4 +61,9 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(count_units, migrations.RunPython.noop),
         migrations.RunPython(create_history_index, drop_history_index),
+        migrations.AddIndex(
+            model_name='assignment',
+            index=models.Index(condition=models.Q(('labelled_every_unit', False), ('status', 'submitted')),
+                               fields=['hit'], name='assignment_partly_labelled'),
+        ),
     ]

@@ -109,7 +109,11 @@ class Assignment(models.Model):
                                                        status__in=["reserved", "submitted"])),
         ]
         indexes = [models.Index(fields=["hit", "status"]), models.Index(fields=["status", "expires_at"]),
-                   models.Index(fields=["annotator", "status"])]
+                   models.Index(fields=["annotator", "status"]),
+                   # Submissions without a label on every unit of their HIT: none unless restored from an export,
+                   # so progress learns at once whether it must count labels (annotation.selectors.task_progress).
+                   models.Index(fields=["hit"], condition=models.Q(status="submitted", labelled_every_unit=False),
+                                name="assignment_partly_labelled")]
         # And on PostgreSQL "assignment_history", an annotator's assignments latest first (migration 0018; SQLite
         # cannot order an index NULLS LAST).
 
