@@ -7,13 +7,15 @@ HITs that show the same text), and the reservation they hold.
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
 counted submissions are split into real and simulated ones (simulated work fills places as real work does). A
 submission that failed its attention checks (and was not overridden to pass) is shown apart as "failed": its HIT is
-offered again until N count (annotation.services.assignment). Each count is one grouped query, whatever the size of
-the project.
+offered again until N count (annotation.services.assignment). The counts read HITs and assignments, a few rows per
+HIT, never every label: the page is polled while people work.
 """
 
 from collections import defaultdict
 
+from django.db import connection
 from django.db.models import (
+    BooleanField,
     Count,
     Exists,
     ExpressionWrapper,
@@ -45,7 +47,7 @@ from .models import (
     Task,
     Unit,
 )
-from .models.assignment import counted_submission_q
+from .models.assignment import counted_submission_q, failed_submission_q
 
 
 def count_of(queryset, outer: str):
@@ -108,6 +110,22 @@ def available_hits(annotator: Annotator, project: Project, task: str, now=None):
     return hits.filter(overlaps=False) if annotator.provider in KEPT_APART else hits
 
 
+def count_available_hits(annotator: Annotator, project: Project, task: str, now=None) -> int:
+    """How many HITs `available_hits` gives, counted for a page: the HITs whose places are all held are found in one
+    grouped pass over the task's assignments, not by counting each HIT's (most HITs are full once the work is
+    under way, and `available_hits` looks at each in turn)."""
+    now = now or timezone.now()
+    full = (Assignment.objects.holding_a_place(now).filter(hit__project=project, hit__task=task).order_by()
+            .values("hit").annotate(n=Count("pk"), extra=Max("hit__extra_places"))
+            .filter(n__gte=project.annotators_per_unit + F("extra")).values("hit"))
+    had = had_by(annotator)
+    hits = (Hit.objects.filter(project=project, task=task).exclude(pk__in=full)
+            .exclude(Exists(had.filter(hit=OuterRef("pk")))))
+    if annotator.provider in KEPT_APART:
+        hits = hits.alias(overlaps=overlapping(had, task)).filter(overlaps=False)
+    return hits.count()
+
+
 def current_assignment(annotator: Annotator, project: Project, task: str, now=None) -> Assignment | None:
     now = now or timezone.now()
     return (Assignment.objects.filter(annotator=annotator, hit__project=project, hit__task=task,
@@ -124,43 +142,57 @@ def started_hits(hits):
     return hits.filter(Exists(active) | Exists(answered))
 
 
+# HIT ids per query when labels must be counted (well under SQLite's limit of parameters per statement).
+PARTIAL_HITS_PER_QUERY = 2000
+
+
 def task_progress(project: Project) -> list[dict]:
-    """One entry per task: its per-domain rows and a total row, each with unit and HIT counts."""
+    """One entry per task: its per-domain rows and a total row, each with unit and HIT counts.
+
+    Read from HITs and their assignments, not from labels: a unit has a label from each submission of its HIT that
+    labelled every unit (`Assignment.labelled_every_unit`), so the units of a HIT with N such counted submissions
+    are all done. Only a HIT whose N counted submissions need others (restored ones, without labels on the checks)
+    has its units' labels counted.
+    """
     needed = project.annotators_per_unit
     now = timezone.now()
-    # The units with N counted labels, found in one pass over the project's counted labels grouped by unit (a count
-    # per unit would be a subquery per unit).
-    done_units = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project)
-                  .order_by().values("unit").annotate(n=Count("pk"), places=Max("unit__hit__extra_places"))
-                  .filter(n__gte=needed + F("places")).values("unit"))
-    units = (Unit.objects.filter(hit__project=project)
-             .values("task", "hit__document__domain")
-             .annotate(total=Count("pk"), done=Count("pk", filter=Q(pk__in=done_units))))
-    counted = Assignment.objects.counted()
-    # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown apart from it.
-    simulated = counted.filter(annotator__provider=Annotator.Provider.SIMULATED)
+    counted = counted_submission_q()
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
-    failed = Assignment.objects.filter(Q(grade__override_passed=False)
-                                       | Q(grade__override_passed__isnull=True, grade__passed=False),
-                                       status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
-    reserved = Assignment.objects.filter(status=Assignment.Status.RESERVED, expires_at__gt=now)
-    hits = (Hit.objects.filter(project=project)
-            .alias(counted_count=count_of(counted, "hit"), simulated_count=count_of(simulated, "hit"),
-                   failed_count=count_of(failed, "hit"), reserved_count=count_of(reserved, "hit"))
-            .values("task", "document__domain")
-            .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed + F("extra_places"))),
-                      submissions=Coalesce(Sum("counted_count"), 0), simulated=Coalesce(Sum("simulated_count"), 0),
-                      failed=Coalesce(Sum("failed_count"), 0), open=Coalesce(Sum("reserved_count"), 0)))
+    failed = failed_submission_q()
+    per_hit = (Assignment.objects.filter(hit__project=project,
+                                         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.RESERVED])
+               .order_by().values("hit")
+               .annotate(counted=Count("pk", filter=counted),
+                         complete=Count("pk", filter=counted & Q(labelled_every_unit=True)),
+                         # Simulated work (a pilot, simulate_annotations) fills places like real work, but is shown
+                         # apart from it.
+                         simulated=Count("pk", filter=counted & Q(annotator__provider=Annotator.Provider.SIMULATED)),
+                         failed=Count("pk", filter=failed),
+                         open=Count("pk", filter=Q(status=Assignment.Status.RESERVED, expires_at__gt=now))))
+    hits = Hit.objects.filter(project=project).order_by().values("pk", "task", "extra_places", "unit_count",
+                                                                 "document__domain")
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
              "open": 0}
-    for row in units:
-        entry = rows[row["task"]].setdefault(row["hit__document__domain"], dict(empty))
-        entry.update(units=row["total"], units_done=row["done"])
-    for row in hits:
-        entry = rows[row["task"]].setdefault(row["document__domain"], dict(empty))
-        entry.update(hits=row["total"], hits_done=row["done"], submissions=row["submissions"],
-                     simulated=row["simulated"], failed=row["failed"], open=row["open"])
+    for task, domain, *counts in _per_task_and_domain(hits, per_hit, needed):
+        rows[task][domain] = dict(zip(empty, counts))
+    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels.
+    # None unless labels were restored from an export (the index "assignment_partly_labelled" says so at once).
+    if Assignment.objects.filter(counted, labelled_every_unit=False, hit__project=project).exists():
+        partial = {pk: (needed + extra, rows[task][domain]) for pk, task, domain, extra in (
+            Hit.objects.filter(project=project).alias(counted_count=count_of(Assignment.objects.counted(), "hit"),
+                                                      complete_count=count_of(Assignment.objects.counted().filter(
+                                                          labelled_every_unit=True), "hit"))
+            .filter(counted_count__gte=needed + F("extra_places"), complete_count__lt=needed + F("extra_places"))
+            .values_list("pk", "task", "document__domain", "extra_places"))}
+        ids = list(partial)
+        for start in range(0, len(ids), PARTIAL_HITS_PER_QUERY):
+            for hit_id, n in (Label.objects.filter(counted_submission_q("assignment__"),
+                                                   unit__hit__in=ids[start:start + PARTIAL_HITS_PER_QUERY])
+                              .order_by().values("unit", "unit__hit").annotate(n=Count("pk"))
+                              .values_list("unit__hit", "n")):
+                places, entry = partial[hit_id]
+                entry["units_done"] += int(n >= places)
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]
@@ -171,6 +203,26 @@ def task_progress(project: Project) -> list[dict]:
             row["real"] = row["submissions"] - row["simulated"]
         result.append({"task": task, "label": task.label, "domains": domains, "total": total})
     return result
+
+
+def _per_task_and_domain(hits, per_hit, needed: int) -> list[tuple]:
+    """(task, domain, units, units done, HITs, HITs done, submissions, simulated, failed, open) per task and domain,
+    from the HITs (`hits`: pk, task, extra_places, unit_count, domain) and their assignment counts (`per_hit`: hit,
+    counted, complete, simulated, failed, open), added up by the database: a row per HIT never reaches Python."""
+    hits_sql, hits_params = hits.query.sql_with_params()
+    per_hit_sql, per_hit_params = per_hit.query.sql_with_params()
+    sql = f"""
+        WITH h AS ({hits_sql}), a AS ({per_hit_sql})
+        SELECT h.task, h.document__domain, SUM(h.unit_count),
+               SUM(CASE WHEN COALESCE(a.complete, 0) >= %s + h.extra_places THEN h.unit_count ELSE 0 END),
+               COUNT(*), SUM(CASE WHEN COALESCE(a.counted, 0) >= %s + h.extra_places THEN 1 ELSE 0 END),
+               COALESCE(SUM(a.counted), 0), COALESCE(SUM(a.simulated), 0), COALESCE(SUM(a.failed), 0),
+               COALESCE(SUM(a.open), 0)
+        FROM h LEFT JOIN a ON a.hit = h.pk
+        GROUP BY h.task, h.document__domain"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (*hits_params, *per_hit_params, needed, needed))
+        return [(task, domain, *(int(value) for value in counts)) for task, domain, *counts in cursor.fetchall()]
 
 
 def simulated_submissions(progress: list[dict]) -> int:
@@ -191,11 +243,13 @@ def work_history(annotator: Annotator, project: Project) -> dict:
     """The annotator's own past HITs in `project` (latest first, at most HISTORY_LENGTH) with their state in words,
     how many they submitted and how many count, and, for crowd workers, what the provider has paid. Nothing per item:
     which units were checks stays on the server."""
-    past = (Assignment.objects.filter(annotator=annotator, hit__project=project)
-            .exclude(status__in=[Assignment.Status.RESERVED, Assignment.Status.DISCARDED])
-            .select_related("hit").annotate(counts=Exists(Assignment.objects.filter(
-                counted_submission_q(), pk=OuterRef("pk"))))
-            .order_by(F("submitted_at").desc(nulls_last=True), "-reserved_at", "-pk"))
+    own = (Assignment.objects.filter(annotator=annotator, hit__project=project)
+           .exclude(status__in=[Assignment.Status.RESERVED, Assignment.Status.DISCARDED]))
+    # In the order of the index "assignment_history": the latest are read first, not all of them sorted.
+    # Whether each counts, read on its own row (its grade joined), not looked up among every counted one.
+    past = (own.select_related("hit").annotate(counts=ExpressionWrapper(counted_submission_q(),
+                                                                        output_field=BooleanField()))
+            .order_by(F("submitted_at").desc(nulls_last=True), F("reserved_at").desc(), F("pk").desc()))
     rows = list(past[:HISTORY_LENGTH])
     decisions = dict(Decision.objects.filter(assignment__in=rows, status=Decision.Status.DONE,
                                              kind__in=[Decision.Kind.APPROVE, Decision.Kind.REJECT])
@@ -204,13 +258,15 @@ def work_history(annotator: Annotator, project: Project) -> dict:
     provider = Annotator.Provider(annotator.provider).label
     for assignment in rows:
         assignment.state = _state_words(assignment, decisions.get(assignment.pk), crowd, provider)
-    submitted = past.filter(status=Assignment.Status.SUBMITTED)
+    submitted = Q(status=Assignment.Status.SUBMITTED)
+    totals = own.aggregate(submitted=Count("pk", filter=submitted),
+                           counted=Count("pk", filter=submitted & counted_submission_q()), past=Count("pk"))
     earned = None
     if crowd:
         earned = LedgerEntry.objects.filter(annotator=annotator, project=project, kind__in=[
             LedgerEntry.Kind.REWARD, LedgerEntry.Kind.BONUS]).aggregate(total=Sum("amount_usd"))["total"] or 0
-    return {"rows": rows, "submitted": submitted.count(), "counted": submitted.filter(counted_submission_q()).count(),
-            "earned": earned, "more": past.count() > HISTORY_LENGTH}
+    return {"rows": rows, "submitted": totals["submitted"], "counted": totals["counted"], "earned": earned,
+            "more": totals["past"] > HISTORY_LENGTH}
 
 
 def _state_words(assignment: Assignment, decision: str | None, crowd: bool, provider: str) -> str:

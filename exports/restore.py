@@ -13,6 +13,7 @@ import json
 from collections import defaultdict
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import Adjudication, Annotator, Assignment, ItemFlag, Label, Task, Unit
@@ -194,6 +195,14 @@ def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int
         for item in given.get("keyfact_alignment", []):
             flag((Task.KEYFACT_ALIGNMENT, summary, human[document][item["keyfact"]], item["sentence"]),
                  item["annotator"], simulated, item["comment"])
+    # Labels only where the export has them: none on the attention checks built into the HITs here.
+    labelled = defaultdict(int)
+    for label in labels:
+        labelled[label.assignment.hit_id, label.annotator.pk] += 1
+    units_of = dict(Unit.objects.filter(hit__project=project).order_by().values("hit").annotate(n=Count("pk"))
+                    .values_list("hit", "n"))
+    for (hit_id, annotator_id), assignment in assignments.items():
+        assignment.labelled_every_unit = labelled[hit_id, annotator_id] == units_of.get(hit_id, 0)
     Assignment.objects.bulk_create(assignments.values(), batch_size=2000)
     for label in labels:
         label.assignment_id = label.assignment.pk

@@ -81,6 +81,8 @@ def _refresh_statistics() -> None:
 
 
 def _simulate_task(project, task, people, accuracy, rng, result) -> None:
+    # The lock a build takes: no attention check goes into a HIT between reading its units and labelling them all.
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).first()
     now = timezone.now()
     # The places already held, real work's included, by the rule assignment uses (counted submissions and live
     # reservations): the simulation fills only what is left of each HIT's N, and counts its own as it goes.
@@ -121,7 +123,8 @@ def _simulate_task(project, task, people, accuracy, rng, result) -> None:
             taken[hit_id] += 1
             assignment = Assignment(hit_id=hit_id, annotator=person, status=Assignment.Status.SUBMITTED,
                                     reserved_at=now, expires_at=now + timedelta(minutes=project.reservation_minutes),
-                                    submitted_at=now, submission_key=f"simulated-{person.pk}-{hit_id}")
+                                    submitted_at=now, submission_key=f"simulated-{person.pk}-{hit_id}",
+                                    labelled_every_unit=True)
             assignments.append(assignment)
             has_check = False
             for index in by_hit.get(hit_id, []):

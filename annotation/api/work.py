@@ -47,7 +47,7 @@ class HitSerializer(serializers.ModelSerializer):
                                        help_text="The level this HIT shows: its own, or else its project's.")
     assistance_override = serializers.CharField(source="assistance", read_only=True,
                                                 help_text="The HIT's own level; empty when it follows its project.")
-    unit_count = serializers.IntegerField(read_only=True)
+    unit_count = serializers.IntegerField(source="units_counted", read_only=True)
 
     class Meta:
         model = Hit
@@ -169,7 +169,7 @@ class HitViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             queryset = queryset.filter(project__slug=slug)
         if task := self.request.query_params.get("task"):
             queryset = queryset.filter(task=task)
-        return (queryset.annotate(unit_count=count_of(Unit.objects.all(), "hit"))
+        return (queryset.annotate(units_counted=count_of(Unit.objects.all(), "hit"))
                 .order_by("project_id", "task", "position", "pk"))
 
     @extend_schema(request=HitAssistanceSerializer, responses={200: HitSerializer})

@@ -72,14 +72,14 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
     already = (CrowdHit.objects.filter(batch__provider=provider, batch__sandbox=sandbox)
                .exclude(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True).values("hit_id"))
     hits = list(Hit.objects.filter(project=project, task=task).exclude(pk__in=already)
-                .annotate(unit_count=Count("units")).order_by("position", "pk"))
-    reward = reward_for(project, [hit.unit_count for hit in hits]) if provider != "link" else Decimal("0.00")
+                .annotate(units_counted=Count("units")).order_by("position", "pk"))
+    reward = reward_for(project, [hit.units_counted for hit in hits]) if provider != "link" else Decimal("0.00")
     resuming = CrowdBatch.objects.filter(project=project, task=task, provider=provider, sandbox=sandbox,
                                          status=CrowdBatch.Status.PUBLISHING).first()
     batch_id = resuming.public_id if resuming else uuid.uuid4()
     plan = PublishPlan(project=project, task=task, provider=provider, sandbox=sandbox, reward_usd=reward,
                        assignments_per_hit=project.annotators_per_unit, entry_url=entry_url(provider, batch_id))
-    plan.items = [PublishItem(hit_id=hit.pk, url=plan.entry_url, units=hit.unit_count)
+    plan.items = [PublishItem(hit_id=hit.pk, url=plan.entry_url, units=hit.units_counted)
                   for hit in hits]
     total = len(hits) * project.annotators_per_unit
     plan.estimate = impl.estimate(hits=len(hits), assignments_per_hit=project.annotators_per_unit,

@@ -29,6 +29,13 @@ def counted_submission_q(prefix: str = "") -> models.Q:
             & passing_q(prefix))
 
 
+def failed_submission_q() -> models.Q:
+    """A confirmed submission whose grade keeps it from counting (failed, or overridden to fail): the confirmed
+    submissions that `counted_submission_q` leaves out, said without reading every counted one."""
+    return (models.Q(grade__override_passed=False) | models.Q(grade__override_passed__isnull=True, grade__passed=False)
+            ) & models.Q(status=Assignment.Status.SUBMITTED, confirmed_at__isnull=False)
+
+
 class AssignmentQuerySet(models.QuerySet):
     def counted(self):
         """Submitted assignments whose labels count (see `counted_submission_q`)."""
@@ -83,6 +90,11 @@ class Assignment(models.Model):
     # assignment or submission is that worker's on that HIT or study (unsigned URL parameters are only claims).
     confirmed_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
     discarded_reason = models.TextField(blank=True)
+    # Set once, when it is submitted: it holds a label for every unit of its HIT. A submission through the pages or
+    # the API always does (a missing answer refuses it) and a simulated one too; a restored one holds only the
+    # labels its export had (none on attention checks). The units of a HIT never change once it has an assignment
+    # (annotation.quality.injection), so this stays true; progress counts a HIT's units done from it.
+    labelled_every_unit = models.BooleanField(default=False)
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -97,7 +109,13 @@ class Assignment(models.Model):
                                                        status__in=["reserved", "submitted"])),
         ]
         indexes = [models.Index(fields=["hit", "status"]), models.Index(fields=["status", "expires_at"]),
-                   models.Index(fields=["annotator", "status"])]
+                   models.Index(fields=["annotator", "status"]),
+                   # Submissions without a label on every unit of their HIT: none unless restored from an export,
+                   # so progress learns at once whether it must count labels (annotation.selectors.task_progress).
+                   models.Index(fields=["hit"], condition=models.Q(status="submitted", labelled_every_unit=False),
+                                name="assignment_partly_labelled")]
+        # And on PostgreSQL "assignment_history", an annotator's assignments latest first (migration 0018; SQLite
+        # cannot order an index NULLS LAST).
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.hit} ({self.status})"

@@ -43,6 +43,9 @@ class Hit(models.Model):
     assistance = models.CharField(max_length=16, choices=Assistance.choices, blank=True)
     # Places beyond the project's annotators per unit: a manager sent the HIT back for more labels (review).
     extra_places = models.PositiveSmallIntegerField(default=0)
+    # How many units it has, checks included, written by the builds (annotation.services.hits.recount_units): the
+    # progress page adds these up instead of counting every unit of the project each time it is polled.
+    unit_count = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

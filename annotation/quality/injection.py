@@ -313,6 +313,15 @@ def inject_attention_checks(project: Project, task: str, new: list[tuple[Hit, li
         for unit in (Unit.objects.filter(hit__in=chunk).select_related("attention_check")
                      .order_by("hit_id", "position")):
             units_of[unit.hit_id].append(unit)
+        # The HITs that get units are locked, then asked again whether somebody took one since the list was read:
+        # a HIT's units never change once it has an assignment (a submission labels every unit of its HIT). A
+        # reservation skips a locked HIT; a HIT somebody holds locked is being taken, and is left as it is.
+        growing = {hit.pk for hit in chunk if units_of[hit.pk] and not any(_check_of(u) for u in units_of[hit.pk])}
+        if growing:
+            locked = set(Hit.objects.filter(pk__in=growing).order_by("pk")
+                         .select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
+            locked -= set(Assignment.objects.filter(hit__in=locked).values_list("hit_id", flat=True))
+            chunk = [hit for hit in chunk if hit.pk not in growing or hit.pk in locked]
         created += sum(inject_into_hit(hit, injection, units_of[hit.pk]) for hit in chunk)
     injection.finish()
     return created

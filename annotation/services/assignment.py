@@ -181,7 +181,9 @@ def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> Su
             raise MissingAnswers(missing)
         locked.status, locked.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
         locked.submission_key = submission_key[:64]
-        locked.save(update_fields=["status", "submitted_at", "submission_key"])
+        # Every unit asks a question, so a submission with nothing missing has a label on each.
+        locked.labelled_every_unit = all(unit.pk in labels for unit in units)
+        locked.save(update_fields=["status", "submitted_at", "submission_key", "labelled_every_unit"])
         # Quality control: grade the attention checks and write the approve/reject/bonus/block decisions, under the
         # HIT's lock, so that a place freed by a failed submission is visible only once the grade is stored.
         from ..quality.policy import grade_and_apply_policy

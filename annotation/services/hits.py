@@ -9,7 +9,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, IntegerField, Max, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
 from assist.models import ContextualMapping, PreLabel
 from assist.prelabel import prelabel_backend
@@ -49,7 +50,17 @@ def build_hits(project: Project, task: str) -> BuildResult:
         # there, laid out around their checks, so that none is written twice.
         from ..quality.injection import inject_attention_checks
         result.units_created += inject_attention_checks(project, task, new=new)
+        recount_units(Hit.objects.filter(project=project, task=task))
     return result
+
+
+def recount_units(hits) -> int:
+    """Write `Hit.unit_count` where it differs from the units `hits` have; only those rows are locked (a HIT
+    somebody holds has units that no longer change). Returns how many HITs changed."""
+    units = Unit.objects.filter(hit=OuterRef("pk")).order_by().values("hit").annotate(n=Count("pk")).values("n")
+    actual = Coalesce(Subquery(units, output_field=IntegerField()), 0)
+    stale = hits.alias(actual=actual).exclude(unit_count=F("actual")).values("pk")
+    return Hit.objects.filter(pk__in=stale).update(unit_count=actual)
 
 
 # The HITs a builder created, each with its units in position order, not yet written.
@@ -256,6 +267,7 @@ def create_alignment_hits(document: Document, *, with_checks: bool = True) -> tu
         injection.finish()
     else:
         Unit.objects.bulk_create([unit for _, units in new for unit in units], batch_size=2000)
+    recount_units(Hit.objects.filter(pk__in=[hit.pk for hit, _ in new]))
     return len(new), units_created
 
 

@@ -12,7 +12,8 @@ from django_htmx.http import HttpResponseStopPolling
 
 from corpus.models import Assistance, Job, Membership
 
-from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task, Unit
+from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task
+from ..models.assignment import failed_submission_q
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
 from ..quality.numbers import open_labels, quality_numbers
 from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
@@ -71,10 +72,8 @@ def hit_list(request, slug):
 def _hit_list_page(request, project, status=200, **extra):
     task = request.GET.get("task") or request.POST.get("task", "")
     hits = (Hit.objects.filter(project=project).select_related("document", "summary")
-            .annotate(unit_count=count_of(Unit.objects.all(), "hit"),
-                      counted=count_of(Assignment.objects.counted(), "hit"),
-                      failed=count_of(Assignment.objects.confirmed().filter(status=Assignment.Status.SUBMITTED)
-                                      .exclude(pk__in=Assignment.objects.counted().values("pk")), "hit"),
+            .annotate(counted=count_of(Assignment.objects.counted(), "hit"),
+                      failed=count_of(Assignment.objects.filter(failed_submission_q()), "hit"),
                       unconfirmed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,
                                                                      confirmed_at__isnull=True), "hit"),
                       reserved=count_of(Assignment.objects.filter(status=Assignment.Status.RESERVED,

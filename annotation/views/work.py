@@ -8,8 +8,8 @@ from django.views.decorators.http import require_GET, require_POST
 from ..models import Task
 from ..permissions import annotator_required, get_work_project, work_projects
 from ..quality.qualification import needs_screening
-from ..selectors import work_history
-from ..services.assignment import WorkRefused, available_hits, current_assignment, reserve_next_hit
+from ..selectors import count_available_hits, work_history
+from ..services.assignment import WorkRefused, current_assignment, reserve_next_hit
 
 TASK_ORDER = [Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT]
 
@@ -20,7 +20,7 @@ def work_home(request):
     rows = []
     for project in work_projects(annotator):
         tasks = [
-            {"task": task, "label": task.label, "available": available_hits(annotator, project, task).count(),
+            {"task": task, "label": task.label, "available": count_available_hits(annotator, project, task),
              "current": current_assignment(annotator, project, task)}
             for task in TASK_ORDER
         ]
