@@ -172,10 +172,8 @@ def task_progress(project: Project) -> list[dict]:
     hits = Hit.objects.filter(project=project).order_by().values("pk", "task", "extra_places", "unit_count",
                                                                  "document__domain")
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
-    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
-             "open": 0}
     for task, domain, *counts in _per_task_and_domain(hits, per_hit, needed):
-        rows[task][domain] = dict(zip(empty, counts))
+        rows[task][domain] = dict(zip(PROGRESS_COUNTS, counts))
     # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels.
     # None unless labels were restored from an export (the index "assignment_partly_labelled" says so at once).
     if Assignment.objects.filter(counted, labelled_every_unit=False, hit__project=project).exists():
@@ -193,10 +191,19 @@ def task_progress(project: Project) -> list[dict]:
                               .values_list("unit__hit", "n")):
                 places, entry = partial[hit_id]
                 entry["units_done"] += int(n >= places)
+    return progress_entries(rows, needed)
+
+
+PROGRESS_COUNTS = ("units", "units_done", "hits", "hits_done", "submissions", "simulated", "failed", "open")
+
+
+def progress_entries(rows: dict[str, dict[str, dict]], needed: int) -> list[dict]:
+    """The progress page's entries from the PROGRESS_COUNTS of each task and domain: per task, its domains in
+    order, a total row, and the shares and needs derived from the counts."""
     result = []
     for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
         domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]
-        total = {name: sum(row[name] for row in domains) for name in empty}
+        total = {name: sum(row[name] for row in domains) for name in PROGRESS_COUNTS}
         for row in (*domains, total):
             row["percent"] = int(100 * row["units_done"] / row["units"]) if row["units"] else 0
             row["submissions_needed"] = row["hits"] * needed

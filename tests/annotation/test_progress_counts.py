@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, Grade, Hit, Label, Task, Unit
 from annotation.models.assignment import counted_submission_q
-from annotation.selectors import count_of, task_progress
+from annotation.selectors import PROGRESS_COUNTS, count_of, progress_entries, task_progress
 from annotation.services.hits import build_hits
 from tests.work import complete, crowd_annotator, import_generated
 
@@ -37,8 +37,7 @@ def progress_by_labels(project) -> list[dict]:
             .values("task", "document__domain")
             .annotate(total=Count("pk"), done=Count("pk", filter=Q(counted_count__gte=needed + F("extra_places")))))
     rows = defaultdict(dict)
-    empty = {"units": 0, "units_done": 0, "hits": 0, "hits_done": 0, "submissions": 0, "simulated": 0, "failed": 0,
-             "open": 0}
+    empty = dict.fromkeys(PROGRESS_COUNTS, 0)
     for row in units:
         rows[row["task"]].setdefault(row["hit__document__domain"], dict(empty)).update(units=row["total"],
                                                                                       units_done=row["done"])
@@ -52,16 +51,7 @@ def progress_by_labels(project) -> list[dict]:
         entry["simulated"] += simulated.filter(hit=hit).count()
         entry["failed"] += failed.filter(hit=hit).count()
         entry["open"] += reserved.filter(hit=hit).count()
-    result = []
-    for task in (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT):
-        domains = [{"domain": domain, **counts} for domain, counts in sorted(rows[task].items())]
-        total = {name: sum(row[name] for row in domains) for name in empty}
-        for row in (*domains, total):
-            row["percent"] = int(100 * row["units_done"] / row["units"]) if row["units"] else 0
-            row["submissions_needed"] = row["hits"] * needed
-            row["real"] = row["submissions"] - row["simulated"]
-        result.append({"task": task, "label": task.label, "domains": domains, "total": total})
-    return result
+    return progress_entries(rows, needed)
 
 
 NAMES = iter(range(10_000))
