@@ -94,6 +94,12 @@ def saved(page, position: int):
     expect(page.locator(f"#state-{position}")).to_contain_text("Saved ✓", timeout=5000)
 
 
+def read(page):
+    """An annotator reads before answering: the page keeps time on an item to a tenth of a second, and a browser
+    that answers within 50 ms of showing an item would record no time at all."""
+    page.wait_for_timeout(150)
+
+
 def press(page, *keys):
     for key in keys:
         page.keyboard.press(key)
@@ -133,10 +139,12 @@ def test_an_annotator_completes_one_hit_of_each_task_with_the_keyboard_only(watc
         press(page, "Enter")
     page.wait_for_selector("#item-0.current")
     assert page.locator(".sentence.hl").evaluate_all("els => els.map(e => e.id)") == ["s0", "s1"]
+    read(page)
     press(page, "r", "n")
     saved(page, 0)
     press(page, "j")
     assert page.locator(".sentence.hl").evaluate_all("els => els.map(e => e.id)") == ["s3"]
+    read(page)
     press(page, "w", "2")  # the AI is wrong; a relation error (choosing a type also answers "yes, an error")
     saved(page, 1)
     screenshot(page, "hit-fv.png")
@@ -151,6 +159,7 @@ def test_an_annotator_completes_one_hit_of_each_task_with_the_keyboard_only(watc
     press(page, "?")
     page.wait_for_selector("#instructions-dialog[open]")
     press(page, "Escape")
+    read(page)
     press(page, "r", "n")
     saved(page, 2)
     press(page, "k", "4")  # back to sentence 2: also out-of-article
