@@ -71,10 +71,15 @@ def test_the_confirmation_shows_no_submit_button_while_answers_are_missing(page,
     assert page.locator("#confirm-yes").bounding_box() is None
     page.screenshot(path="/tmp/hit-confirm-missing.png")
     press(page, "Escape")
+    # The page ignores answer keys while a dialog is open.
+    page.wait_for_selector("#confirm-submit:not([open])", state="attached")
     # Every item answered: now the dialog offers Submit.
     for _ in range(SENTENCES):
         press(page, "n", "j")
-    page.wait_for_function(f"document.querySelectorAll('fieldset.item.complete').length === {SENTENCES}")
+    from playwright.sync_api import expect
+
+    # A locator, not wait_for_function: its polling evaluates a string, which the page's CSP refuses.
+    expect(page.locator("fieldset.item.complete")).to_have_count(SENTENCES)
     # The page marks an item complete before its answer is stored: the test ends only once every save has
     # answered, or the live server would still hold an answer's row locks while the database is emptied.
     for position in range(SENTENCES):

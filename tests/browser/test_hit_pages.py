@@ -159,6 +159,7 @@ def test_an_annotator_completes_one_hit_of_each_task_with_the_keyboard_only(watc
     press(page, "?")
     page.wait_for_selector("#instructions-dialog[open]")
     press(page, "Escape")
+    page.wait_for_selector("#instructions-dialog:not([open])", state="attached")  # answer keys wait for it
     read(page)
     press(page, "r", "n")
     saved(page, 2)
