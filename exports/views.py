@@ -10,11 +10,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.views.jobs import polled_fragment
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
 from assist.evaluators.runs import evaluator_run_start
@@ -76,10 +76,9 @@ def analytics_status(request, slug):
             return HttpResponseClientRefresh()
         return redirect(_analytics_url(project, include_simulated))
     job = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint, user=request.user)
-    context = {"project": project, "figures_job": job, "include_simulated": include_simulated}
-    if job.status == Job.Status.FAILED and request.htmx:
-        return HttpResponseStopPolling(render_to_string("exports/_figures_pending.html", context, request=request))
-    return render(request, "exports/_figures_pending.html", context)
+    return polled_fragment(request, "exports/_figures_pending.html",
+                           {"project": project, "figures_job": job, "include_simulated": include_simulated},
+                           stop=job.status == Job.Status.FAILED)
 
 
 @login_required

@@ -12,14 +12,19 @@ from corpus.models import Job, Project
 from ..permissions import get_managed_project
 
 
+def polled_fragment(request, template: str, context: dict, *, stop: bool):
+    """A fragment a page polls; with `stop`, htmx's stop-polling status (286), so the last state stays on the page."""
+    if stop and request.htmx:
+        return HttpResponseStopPolling(render_to_string(template, context, request=request))
+    return render(request, template, context)
+
+
 def job_response(request, job: Job, *, project: Project):
     """The job's fragment for htmx (with 286 once it is finished), its own page for a browser without htmx."""
     context = {"project": project, "job": job}
     if not request.htmx:
         return render(request, "jobs/page.html", context)
-    if job.is_finished:
-        return HttpResponseStopPolling(render_to_string("jobs/_job.html", context, request=request))
-    return render(request, "jobs/_job.html", context)
+    return polled_fragment(request, "jobs/_job.html", context, stop=job.is_finished)
 
 
 @login_required

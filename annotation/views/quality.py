@@ -5,11 +5,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRefresh
 
 from corpus.snapshots import fingerprint_of, snapshot_start
 
@@ -37,6 +36,7 @@ from ..quality.qualification import (
 )
 from ..services.grades import OverrideRefused, grade_override
 from .crowd import after_screening
+from .jobs import polled_fragment
 from .pagination import paginate
 
 DEFAULT_SORT = "pass_rate"
@@ -114,11 +114,9 @@ def quality_numbers_status(request, slug):
         return redirect("quality_dashboard", slug)
     # The retry button returns to the page that polls, not to this fragment.
     back = (request.htmx.current_url if request.htmx else None) or reverse("quality_dashboard", args=[slug])
-    context = {"project": project, "numbers": numbers, "back": back}
-    if numbers.job is not None and numbers.state.failed and request.htmx:
-        return HttpResponseStopPolling(render_to_string("annotation/quality/_numbers_state.html", context,
-                                                        request=request))
-    return render(request, "annotation/quality/_numbers_state.html", context)
+    return polled_fragment(request, "annotation/quality/_numbers_state.html",
+                           {"project": project, "numbers": numbers, "back": back},
+                           stop=numbers.job is not None and numbers.state.failed)
 
 
 @login_required

@@ -27,6 +27,7 @@ from ..selectors import agreement_summary, split_units, units_of
 from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
 from ..services.review_tally import KIND as TALLY_KIND
 from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
+from .jobs import polled_fragment
 
 PAGE_SIZE = 20
 AGREEMENT_LEVELS = [("", "any"), ("0.5", "an even split"), ("0.67", "at most two thirds"), ("0.75", "at most 3 in 4")]
@@ -104,9 +105,8 @@ def review_status(request, slug):
             return HttpResponseClientRefresh()
         return HttpResponseStopPolling(render_to_string("annotation/review/_tally.html", context, request=request))
     context["tally_job"] = review_tally_job(project, fingerprint=fingerprint, user=request.user)
-    if context["tally_job"].status == Job.Status.FAILED and request.htmx:
-        return HttpResponseStopPolling(render_to_string("annotation/review/_tally.html", context, request=request))
-    return render(request, "annotation/review/_tally.html", context)
+    return polled_fragment(request, "annotation/review/_tally.html", context,
+                           stop=context["tally_job"].status == Job.Status.FAILED)
 
 
 @login_required
