@@ -2,6 +2,7 @@
 PostgreSQL, including NULLs, JSON, foreign keys and batches larger than one statement's parameters."""
 
 import pytest
+from django.db import IntegrityError, transaction
 
 from corpus import bulk
 from corpus.models import Document, KeyFact, Summary, SummarySentence
@@ -22,6 +23,22 @@ def test_it_inserts_rows_with_their_values_and_nulls(document):
     assert list(SummarySentence.objects.order_by("index").values_list("summary_id", "index", "text")) == [
         (summary.pk, 0, "One."), (summary.pk, 1, "Two, it's 'quoted' \"twice\".")]
     assert bulk.insert_rows(SummarySentence, ["summary", "index", "text"], []) == 0
+
+
+def test_it_keeps_the_characters_a_bulk_format_could_take_for_separators(document):
+    summary = Summary.objects.create(document=document, model="m", text="x")
+    texts = ["tab\there", "line\nbreak\r\n", "back\\slash \\N", "\\.", "", "é ✓ 𝔘 <PLACE_1>"]
+    bulk.insert_rows(SummarySentence, ["summary", "index", "text"],
+                     [(summary.pk, index, text) for index, text in enumerate(texts)])
+    assert list(SummarySentence.objects.order_by("index").values_list("text", flat=True)) == texts
+
+
+def test_a_row_that_breaks_a_constraint_raises_integrity_error_and_writes_nothing(document):
+    summary = Summary.objects.create(document=document, model="m", text="x")
+    SummarySentence.objects.create(summary=summary, index=1, text="already there")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        bulk.insert_rows(SummarySentence, ["summary", "index", "text"], [(summary.pk, 0, "new"), (summary.pk, 1, "clash")])
+    assert list(SummarySentence.objects.values_list("text", flat=True)) == ["already there"]
 
 
 def test_it_updates_each_row_with_its_own_values_across_batches(document, monkeypatch):
