@@ -51,6 +51,33 @@ django.setup()
 step, args = sys.argv[1], json.loads(sys.argv[2])
 from corpus.models import Project
 out = {"step": step}
+
+def cpu_seconds():
+    """CPU time of this process, of its finished children (the import's splitting workers) and, on PostgreSQL, of
+    its database backend, read from /proc (the server runs on this machine): unlike the wall-clock time, it does
+    not grow when other work on the machine takes the cores, so that growth from 1x to 10x reads the same in a
+    busy window as in a quiet one. Returns (this process's seconds, the backend's seconds, the backend's pid)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    mine, backend, pid = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 0.0, None
+    from django.db import connection
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            backend = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+        except OSError:
+            pid = None  # a database on another machine: its share is not counted
+    return mine, backend, pid
+
+def cpu_since(begun):
+    mine, backend, pid = cpu_seconds()
+    # A new connection's backend began after the step did: all of its time counts.
+    return mine - begun[0] + (backend - begun[1] if pid == begun[2] else backend)
+
+cpu_started = cpu_seconds()
 started = time.perf_counter()
 
 def deterministic_ids(seed):
@@ -67,7 +94,7 @@ if step == "import":
     call_command("migrate", verbosity=0)
     project = Project.objects.create(slug=args["slug"], name="Scale benchmark",
                                      attention_check_rate=args["rate"])
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_seconds()
     import_dataset(project=project, data=open(args["data"], "rb").read(), filename=os.path.basename(args["data"]))
     from corpus.models import Summary, Document
     out.update(documents=Document.objects.count(), summaries=Summary.objects.count())
@@ -153,6 +180,7 @@ elif step == "pages":
                        "kb": round(len(body) / 1024, 1)}
     out["pages"] = pages
 out["seconds"] = round(time.perf_counter() - started, 2)
+out["cpu_seconds"] = round(cpu_since(cpu_started), 2)
 out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 print(json.dumps(out))
 '''
@@ -311,20 +339,24 @@ PAGE_NAMES = {"project_detail": "project page", "progress": "progress page", "hi
 
 def table(paths: list[Path]) -> str:
     """The RESULTS.md table: one row per step, the scales side by side for each engine, and the growth from the
-    smallest scale to the largest (time ratio; linear growth at 10x reads ~10)."""
+    smallest scale to the largest (time ratio, and CPU-time ratio where measured; linear growth at 10x reads ~10)."""
     lines = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
     lines = [line for line in lines if line.get("code", "after") == "after" and line["step"] != "compare"]
     scales = sorted({line["scale"] for line in lines})
     engines = [engine for engine in ("sqlite", "postgres") if any(line["engine"] == engine for line in lines)]
     cells: dict[tuple[str, str, float], str] = {}
     seconds: dict[tuple[str, str, float], float] = {}
+    cpu: dict[tuple[str, str, float], float] = {}
     order: list[str] = []
 
-    def put(row: str, engine: str, scale: float, value: float, extra: str) -> None:
+    def put(row: str, engine: str, scale: float, value: float, extra: str, cpu_seconds: float | None = None) -> None:
         if row not in order:
             order.append(row)
-        cells[(row, engine, scale)] = f"{value:,.2f} s{extra}"
+        cpu_cell = "" if cpu_seconds is None else f" (CPU {cpu_seconds:,.2f} s)"
+        cells[(row, engine, scale)] = f"{value:,.2f} s{cpu_cell}{extra}"
         seconds[(row, engine, scale)] = value
+        if cpu_seconds is not None:
+            cpu[(row, engine, scale)] = cpu_seconds
 
     for line in lines:
         if line["step"] == "pages":
@@ -334,18 +366,23 @@ def table(paths: list[Path]) -> str:
             continue
         row = STEP_NAMES.get(line["step"], line["step"]).format(
             task=line.get("task", "").upper(), tasks="+".join(line.get("tasks", [])).upper())
-        put(row, line["engine"], line["scale"], line["seconds"], f", {line['peak_rss_mb']:,.0f} MB")
+        put(row, line["engine"], line["scale"], line["seconds"], f", {line['peak_rss_mb']:,.0f} MB",
+            line.get("cpu_seconds"))
     label = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
     header = ["step"] + [f"{label[engine]} {scale:g}x" for engine in engines for scale in scales]
+    # Growth in CPU time too, where it was measured: it does not depend on what else ran on the machine.
+    growths = [("", seconds)] + ([(" (CPU)", cpu)] if cpu else [])
     if len(scales) > 1:
-        header += [f"{label[engine]} {scales[-1] / scales[0]:g}x growth" for engine in engines]
+        header += [f"{label[engine]} {scales[-1] / scales[0]:g}x growth{kind}" for kind, _ in growths
+                   for engine in engines]
     out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in order:
         values = [cells.get((row, engine, scale), "") for engine in engines for scale in scales]
         if len(scales) > 1:
-            for engine in engines:
-                low, high = seconds.get((row, engine, scales[0])), seconds.get((row, engine, scales[-1]))
-                values.append(f"{high / low:.1f}" if low and high else "")
+            for _, measured in growths:
+                for engine in engines:
+                    low, high = measured.get((row, engine, scales[0])), measured.get((row, engine, scales[-1]))
+                    values.append(f"{high / low:.1f}" if low and high else "")
         out.append("| " + " | ".join([row, *values]) + " |")
     return "\n".join(out)
 
