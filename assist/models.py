@@ -36,6 +36,24 @@ class DocumentEmbedding(models.Model):
         return np.frombuffer(bytes(self.vectors), dtype=np.float32).reshape(-1, self.dim)
 
 
+class TextEmbedding(models.Model):
+    """A summary sentence's or key-fact's embedding, kept per project and model (assist.text_vectors): the
+    contextual mapping embeds every one, and the HIT builds read them back to disguise attention checks (their
+    highlights, the offline labeler's judgment) instead of calling the model again for each check."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="text_embeddings")
+    model_name = models.CharField(max_length=200)
+    model_version = models.CharField(max_length=100)
+    text_sha256 = models.CharField(max_length=64)
+    vector = models.BinaryField(help_text="float32, L2-normalised")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "model_name", "model_version", "text_sha256"],
+                                    name="one_text_embedding_per_model")
+        ]
+
+
 class ContextualMapping(models.Model):
     """Source sentences ranked by similarity to one target; the top fraction is highlighted (paper 3.4)."""
 

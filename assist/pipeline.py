@@ -13,7 +13,7 @@ from django.db import transaction
 
 from corpus.models import Document, KeyFact, SummarySentence
 
-from . import embeddings
+from . import embeddings, text_vectors
 from .cache import DatabaseCache
 from .contextual_mapping import map_targets
 from .keyfacts import generate_keyfacts, vote_keyfacts
@@ -66,9 +66,13 @@ def document_vectors(document: Document, source: list[str], report: StepReport, 
         return stored.matrix()
     known = {} if known is None else known
     extra = [text for text in dict.fromkeys(targets) if text not in known]
+    if extra:
+        known.update(text_vectors.stored_vectors(document.project_id, identity, extra))
+        extra = [text for text in extra if text not in known]
     encoded = embeddings.encode(source + extra, model_path=model_path)
     vectors = encoded[:len(source)]
     known.update(zip(extra, encoded[len(source):]))
+    text_vectors.store_vectors(document.project_id, identity, zip(extra, encoded[len(source):]))
     DocumentEmbedding.objects.update_or_create(
         document=document, model_name=identity.name, model_version=identity.version,
         defaults={"sentences_sha256": digest, "dim": vectors.shape[1], "vectors": vectors.tobytes()},
@@ -127,12 +131,12 @@ def map_document(document: Document, report: StepReport, vectors: dict) -> None:
 
 
 def encode_targets(texts: list[str], vectors: dict) -> np.ndarray:
-    """Summary sentences and key-facts in one batch; remembered for the offline labeler in the same run."""
+    """Summary sentences and key-facts in one batch (kept for the project's HIT builds, assist.text_vectors);
+    remembered for the offline labeler in the same run."""
     known = vectors.setdefault("targets", {})
     missing = [text for text in dict.fromkeys(texts) if text not in known]
     if missing:
-        for text, vector in zip(missing, embeddings.encode(missing, model_path=backend_model_path())):
-            known[text] = vector
+        known.update(text_vectors.text_vectors(vectors["project"], missing, model_path=backend_model_path()))
     if not texts:
         return np.zeros((0, vectors["source"].shape[1]), dtype=np.float32)
     return np.stack([known[text] for text in texts])
@@ -251,7 +255,7 @@ def assist_document(document: Document, steps: tuple[str, ...] = STEPS,
                     backend: ChatBackend | None = None) -> StepReport:
     report = StepReport()
     source = list(document.sentences.order_by("index").values_list("text", flat=True))
-    vectors: dict = {"source_text": source, "speakers": document_speakers(document)}
+    vectors: dict = {"source_text": source, "speakers": document_speakers(document), "project": document.project_id}
     backend = project_backend(document.project, backend)
     needs_vectors = "mapping" in steps or isinstance(backend, OfflineSimilarityBackend)
     if needs_vectors:

@@ -32,22 +32,30 @@ logger = logging.getLogger(__name__)
 
 class DocumentVectors:
     """A document's sentences and their embeddings, computed (and stored) once per document per build; many
-    documents and texts at once with `prefetch_documents` and `prefetch`."""
+    documents and texts at once with `prefetch_documents` and `prefetch`. With a project, texts' vectors are the
+    ones its contextual mapping kept (assist.text_vectors), embedded only when it has none."""
 
-    def __init__(self):
+    def __init__(self, project_id: int | None = None):
+        self.project_id = project_id
         self._documents: dict[int, tuple[list[str], np.ndarray]] = {}
         self._texts: dict[str, np.ndarray] = {}
         self._judgments: dict[int, dict[str, tuple[str, str]]] = {}
 
     def prefetch(self, texts) -> None:
-        """Embed the texts not seen yet in one batch (one model call for a whole build, not one per check)."""
+        """Read or embed the texts not seen yet in one batch (one model call for a whole build at most, not one per
+        check)."""
         from assist import embeddings
         from assist.pipeline import backend_model_path
+        from assist.text_vectors import text_vectors
 
         missing = sorted({text for text in texts if text not in self._texts})
-        if missing:
-            for text, vector in zip(missing, embeddings.encode(missing, model_path=backend_model_path())):
-                self._texts[text] = vector
+        if not missing:
+            return
+        if self.project_id is not None:
+            self._texts.update(text_vectors(self.project_id, missing, model_path=backend_model_path()))
+            return
+        for text, vector in zip(missing, embeddings.encode(missing, model_path=backend_model_path())):
+            self._texts[text] = vector
 
     def prefetch_documents(self, documents) -> None:
         """Read many documents' sentences and vectors at once: the stored vectors in one query, the documents

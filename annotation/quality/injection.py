@@ -132,12 +132,13 @@ class Injection:
     """What one build shares between HITs: the other documents' texts, the documents' embeddings, and the writes.
 
     Nothing is written per HIT: new layouts are kept (`save_layout`) and written for all HITs at once, then the
-    checks' snapshots are filled with every text they need embedded in one batch (`finish`)."""
+    checks' snapshots are filled from the vectors the contextual mapping kept, every text without one embedded in one
+    batch (`finish`)."""
 
     def __init__(self, project: Project):
         self.project = project
         self.foreign = ForeignText(project)
-        self.vectors = DocumentVectors()
+        self.vectors = DocumentVectors(project.pk)
         self._sample: ForeignSample | None = None
         # Checks whose snapshot is filled at the end, so that all their texts are embedded in one batch.
         self.pending: list[tuple[Hit, Unit, AttentionCheck, list[Unit]]] = []
