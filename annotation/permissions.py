@@ -5,6 +5,7 @@ A user who is not a member of a project gets a 404, so project slugs do not leak
 role gets a 403.
 """
 
+import uuid
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
@@ -22,6 +23,7 @@ from corpus.access import (  # noqa: F401
     projects_visible_to,
     role_in,
 )
+from corpus.compiled_query import CompiledQuery
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
@@ -40,6 +42,12 @@ def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit
 # --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else, so that a
 # session-bound identity (a private link, a crowd worker arriving from MTurk or Prolific) can plug in here later.
 
+# Markers of the compiled reads below: values no row has, of each parameter's type.
+ANY_ID, OTHER_ID, ANY_UUID = -7_001, -7_002, uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
+
+ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=ANY_ID)
+
+
 def current_annotator(request) -> Annotator | None:
     """The annotator this request works as: today the logged-in account, its Annotator row made on first use."""
     if hasattr(request, "_finegrain_annotator"):
@@ -53,10 +61,7 @@ def current_annotator(request) -> Annotator | None:
         return session.annotator
     user = request.user
     if user.is_authenticated:
-        try:
-            annotator = Annotator.objects.get(user=user)
-        except Annotator.DoesNotExist:
-            annotator = None
+        annotator = next(iter(ACCOUNT_ANNOTATOR(user_id=user.pk)), None)
         if annotator is None:
             annotator, _ = Annotator.objects.get_or_create(
                 provider=Annotator.Provider.ACCOUNT, external_id=str(user.pk), defaults={"user": user}
@@ -145,6 +150,27 @@ def get_work_project(request, slug: str) -> Project:
     return project
 
 
+def _own_assignments(with_document: bool, public_id, annotator_id: int, user_id: int | None) -> QuerySet:
+    if with_document:
+        # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
+        assignments = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
+                       .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
+    else:
+        assignments = Assignment.objects.select_related("hit__project")
+    annotator = Annotator(pk=annotator_id, user_id=user_id)
+    return with_work_facts(assignments, annotator, "hit__project").filter(public_id=public_id,
+                                                                          annotator=annotator).order_by()[:1]
+
+
+# The read of every HIT page and every saved answer, built once per process (corpus.compiled_query).
+OWN_ASSIGNMENT = {
+    with_document: CompiledQuery(lambda public_id, annotator_id, user_id, with_document=with_document:
+                                 _own_assignments(with_document, public_id, annotator_id, user_id),
+                                 public_id=ANY_UUID, annotator_id=ANY_ID, user_id=OTHER_ID)
+    for with_document in (True, False)
+}
+
+
 def get_own_assignment(request, public_id, *, with_document: bool = True) -> Assignment:
     """An assignment of the current annotator, in a project they still work in; 404 for anybody else's.
 
@@ -154,17 +180,14 @@ def get_own_assignment(request, public_id, *, with_document: bool = True) -> Ass
     annotator = current_annotator(request)
     if annotator is None:
         raise Http404("No such assignment")
-    if with_document:
-        # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
-        assignments = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
-                       .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
-    else:
-        assignments = Assignment.objects.select_related("hit__project")
-    assignments = with_work_facts(assignments, annotator, "hit__project")
-    assignment = assignments.filter(public_id=public_id, annotator=annotator).order_by()[:1]
-    assignment = assignment[0] if assignment else None
-    if assignment is None:
+    try:
+        public_id = public_id if isinstance(public_id, uuid.UUID) else uuid.UUID(str(public_id))
+    except ValueError:
+        raise Http404("No such assignment") from None
+    found = OWN_ASSIGNMENT[with_document](public_id=public_id, annotator_id=annotator.pk, user_id=annotator.user_id)
+    if not found:
         raise Http404("No such assignment")
+    assignment = found[0]
     assignment.annotator = annotator
     if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
         raise PermissionDenied("You no longer work in this project.")
