@@ -23,7 +23,7 @@ from corpus.access import (  # noqa: F401
     projects_visible_to,
     role_in,
 )
-from corpus.compiled_query import CompiledQuery
+from corpus.compiled_query import MARKER_ID, MARKER_OTHER_ID, MARKER_UUID, CompiledQuery
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
@@ -42,10 +42,7 @@ def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit
 # --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else, so that a
 # session-bound identity (a private link, a crowd worker arriving from MTurk or Prolific) can plug in here later.
 
-# Markers of the compiled reads below: values no row has, of each parameter's type.
-ANY_ID, OTHER_ID, ANY_UUID = -7_001, -7_002, uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
-
-ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=ANY_ID)
+ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=MARKER_ID)
 
 
 def current_annotator(request) -> Annotator | None:
@@ -166,7 +163,7 @@ def _own_assignments(with_document: bool, public_id, annotator_id: int, user_id:
 OWN_ASSIGNMENT = {
     with_document: CompiledQuery(lambda public_id, annotator_id, user_id, with_document=with_document:
                                  _own_assignments(with_document, public_id, annotator_id, user_id),
-                                 public_id=ANY_UUID, annotator_id=ANY_ID, user_id=OTHER_ID)
+                                 public_id=MARKER_UUID, annotator_id=MARKER_ID, user_id=MARKER_OTHER_ID)
     for with_document in (True, False)
 }
 

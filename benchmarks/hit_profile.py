@@ -83,7 +83,7 @@ def measure(setup: dict, requests: int, profile: str | None) -> dict:
                 call()
             profiler.disable()
             out = io.StringIO()
-            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(90)
             pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
             result[name]["profile"] = out.getvalue()
     return result

@@ -113,7 +113,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env("CACHE_URL", env("CELERY_BROKER_URL") if env("CELERY_BROKER_URL").startswith("redis") else "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # Django's Redis backend, with a Redis client kept per connection pool (config/cache.py).
+    CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Every annotator request reads the session: from Redis when there is one (written through to the database, so a

@@ -17,10 +17,15 @@ from collections.abc import Callable
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import ModelIterable, QuerySet, ValuesListIterable, get_related_populators
 
+# Markers for the parameters of the compiled reads: values of each type that no row has and no constant of a query
+# equals, within the range of every integer column (Django compiles an out-of-range comparison to "no rows").
+MARKER_ID, MARKER_OTHER_ID, MARKER_INT = 2_000_007_001, 2_000_007_002, 2_000_007_003
+MARKER_UUID = uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
+
 
 class CompiledQuery:
     """`build(**markers)` returns the queryset; `markers` gives each parameter a value of its type that no real call
-    uses (a negative id, a UUID of its own), so that the built SQL shows where each one goes."""
+    uses (MARKER_ID, MARKER_UUID...), so that the built SQL shows where each one goes."""
 
     def __init__(self, build: Callable[..., QuerySet], **markers):
         self.build, self.markers = build, markers
@@ -64,7 +69,7 @@ class _Plan:
         self.db = queryset.db
 
     def run(self, connection, values: dict) -> list:
-        params = [value if kind == "constant" else _prepared(kind, values[value]) for kind, value in self.params]
+        params = [slot[1] if slot[0] == "constant" else _prepared(slot, values[slot[1]]) for slot in self.params]
         with connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             rows = cursor.fetchall()
@@ -92,21 +97,25 @@ class _Plan:
         return row
 
 
-def _slot(param, markers: dict) -> tuple[str, object]:
-    """Where a parameter of the built SQL comes from: a call's value (and how the database takes it) or the SQL."""
+def _slot(param, markers: dict) -> tuple:
+    """Where a parameter of the built SQL comes from: a call's value, and how the backend passes it (PostgreSQL's
+    wraps some integers in a type of its driver, SQLite's takes a UUID as hex), or the SQL itself (a constant)."""
     for name, marker in markers.items():
         if isinstance(marker, uuid.UUID):
             if isinstance(param, uuid.UUID) and param == marker:
                 return "uuid", name
             if isinstance(param, str) and param == marker.hex:
                 return "uuid_hex", name
-        elif type(param) is type(marker) and param == marker:
-            return "value", name
-    return "constant", param
+        elif isinstance(param, type(marker)) and not isinstance(param, bool) and param == marker:
+            return ("value", name) if type(param) is type(marker) else ("wrapped", name, type(param))
+    return ("constant", param)
 
 
-def _prepared(kind: str, value):
+def _prepared(slot: tuple, value):
+    kind = slot[0]
     if kind == "value":
         return value
+    if kind == "wrapped":
+        return slot[2](value)
     value = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     return value if kind == "uuid" else value.hex

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
+from ..selectors import assignment_labels
 from ..wording import describe_unit
 from .assignment import ReservationLapsed, lock_open_assignment, renew_reservation
 
@@ -191,7 +192,7 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
         locked = lock_open_assignment(assignment)
         hit = locked.hit
         # Only the answered units' labels: a page saves one item at a time, and a KA HIT has hundreds.
-        labels = {label.unit_id: label for label in locked.labels.filter(unit_id__in=[unit.pk for unit in answers])}
+        labels = assignment_labels(locked.pk, [unit.pk for unit in answers])
         valid: dict[Unit, dict] = {}
         errors: dict[str, list[str]] = {}
         for unit, data in answers.items():

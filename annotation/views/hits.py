@@ -12,8 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assist.models import Category
 
-from ..models import Assignment, ErrorType, Task, Unit
+from ..models import Assignment, ErrorType, Task
 from ..permissions import annotator_required, get_own_assignment
+from ..selectors import assignment_flags, assignment_labels, hit_units, unit_at
 from ..serializers import UnitDisplaySerializer
 from ..services.answers import InvalidAnswers, read_form, save_answers
 from ..services.assignment import AlreadySubmitted, MissingAnswers, WorkRefused, return_assignment, submit_assignment
@@ -60,9 +61,9 @@ def _item(unit, display: dict, label, hit, flag: str = "") -> dict:
 def hit_context(assignment: Assignment, **extra) -> dict:
     """Everything the HIT page shows, in a fixed number of queries whatever the size of the HIT."""
     hit = assignment.hit
-    units = list(hit.units.order_by("position"))
-    labels = {label.unit_id: label for label in assignment.labels.all()}
-    flags = dict(assignment.flags.values_list("unit_id", "comment"))
+    units = hit_units(hit.pk)
+    labels = assignment_labels(assignment.pk)
+    flags = assignment_flags(assignment.pk)
     display = UnitDisplaySerializer(units, many=True, context={"hit": hit}).data
     items = [_item(unit, data, labels.get(unit.pk), hit, flags.get(unit.pk, "")) for unit, data in zip(units, display)]
     rows: list[dict] = []
@@ -114,8 +115,7 @@ def hit_page(request, assignment_id):
 def hit_answer(request, assignment_id, position):
     """Save the answers of one item (htmx); the response is the item's save state."""
     assignment = get_own_assignment(request, assignment_id, with_document=False)
-    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by()[:1]
-    unit = unit[0] if unit else None
+    unit = unit_at(assignment.hit_id, position)
     context = {"position": position}
     if unit is None:
         return render(request, "annotation/hit/_state.html", {**context, "error": "There is no such item."},
@@ -142,7 +142,7 @@ def hit_flag(request, assignment_id, position):
     """Flag one item with a comment for the manager, or withdraw the flag (htmx); the response is the item's flag
     state. Without JavaScript the flags travel with the submitted form instead."""
     assignment = get_own_assignment(request, assignment_id, with_document=False)
-    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by().first()
+    unit = unit_at(assignment.hit_id, position)
     context = {"position": position}
     if unit is None:
         return render(request, "annotation/hit/_flag_state.html", {**context, "error": "There is no such item."},
