@@ -126,6 +126,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# ModelBackend with the read of every request's user compiled once (config/login.py); ModelBackend itself after it
+# for the sessions made before.
+AUTHENTICATION_BACKENDS = ["config.login.AccountBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
