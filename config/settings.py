@@ -198,7 +198,8 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # REST framework's, with the token's read built once per process (config/login.py).
+        "config.login.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # DRF's own JSON parser with a nesting limit and the storable-text rule (config/request_guard.py).

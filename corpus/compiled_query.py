@@ -9,6 +9,9 @@ what the queryset would (model instances with their `select_related` rows and an
 
 A parameter must be a value that cannot change the SQL's shape: an id, a UUID, a string. None can (`= NULL` becomes
 `IS NULL`), so a call with a None runs the queryset through the ORM instead.
+
+`CompiledUpdate` is the same for the write of one saved answer: `save(update_fields=...)` of one row, without the
+UPDATE built each time (the model's fields still turn each value into what the database stores).
 """
 
 import uuid
@@ -21,6 +24,7 @@ from django.db.models.query import ModelIterable, QuerySet, ValuesListIterable, 
 # equals, within the range of every integer column (Django compiles an out-of-range comparison to "no rows").
 MARKER_ID, MARKER_OTHER_ID, MARKER_INT = 2_000_007_001, 2_000_007_002, 2_000_007_003
 MARKER_UUID = uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
+MARKER_TEXT = "finegrain:compiled-query:marker"
 
 
 class CompiledQuery:
@@ -95,6 +99,28 @@ class _Plan:
                 value = converter(value, expression, connection)
             row[position] = value
         return row
+
+
+class CompiledUpdate:
+    """`UPDATE <table> SET <fields> WHERE pk = ...` for one instance; `auto_now` fields take the time, as in save()."""
+
+    def __init__(self, model, fields: list[str]):
+        self.model = model
+        self.fields = [model._meta.get_field(name) for name in fields]
+        self._sql: dict[str, str] = {}
+
+    def __call__(self, obj, *, using: str = DEFAULT_DB_ALIAS) -> int:
+        connection = connections[using]
+        sql = self._sql.get(connection.vendor)
+        if sql is None:
+            quote, meta = connection.ops.quote_name, self.model._meta
+            sql = self._sql[connection.vendor] = (
+                f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in self.fields)} "
+                f"WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = %s")
+        values = [field.get_db_prep_save(field.pre_save(obj, add=False), connection) for field in self.fields]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*values, self.model._meta.pk.get_db_prep_value(obj.pk, connection)])
+            return cursor.rowcount
 
 
 def _slot(param, markers: dict) -> tuple:
