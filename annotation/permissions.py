@@ -210,13 +210,23 @@ def managed_projects(user) -> QuerySet[Project]:
 READABLE_STATUSES = (Assignment.Status.RESERVED, Assignment.Status.EXPIRED, Assignment.Status.SUBMITTED)
 
 
+def _own_projects(annotator_id: int, user_id: int | None) -> QuerySet[Project]:
+    """The projects of an annotator's readable assignments, with what `may_work_in` asks about each."""
+    annotator = Annotator(pk=annotator_id, user_id=user_id)
+    own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
+    return with_work_facts(Project.objects.filter(pk__in=own.values("hit__project_id")), annotator, "pk")
+
+
+OWN_PROJECTS = CompiledQuery(_own_projects, annotator_id=MARKER_ID, user_id=MARKER_OTHER_ID)
+
+
 def readable_assignments(request) -> QuerySet[Assignment]:
     """The current annotator's assignments whose HITs it may read (held or submitted, where it still works)."""
     annotator = current_annotator(request)
     if annotator is None:
         return Assignment.objects.none()
     own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
-    projects = with_work_facts(Project.objects.filter(pk__in=own.values("hit__project_id")), annotator, "pk")
+    projects = OWN_PROJECTS(annotator_id=annotator.pk, user_id=annotator.user_id)
     return own.filter(hit__project_id__in=[project.pk for project in projects
                                            if may_work_in(annotator, project, **work_facts(project))])
 

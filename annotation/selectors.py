@@ -2,8 +2,8 @@
 
 `available_hits` and `current_assignment`: the work an annotator may still be given (never, for a crowd worker, two
 HITs that show the same text), and the reservation they hold.
-`hit_units`, `unit_at`, `assignment_labels`, `label_of`, `assignment_flags`: what the HIT page and saving an answer
-read of one HIT, compiled once per process (corpus.compiled_query): they run on every annotator request.
+`hit_units`, `unit_at`, `assignment_labels`, `labels_in_order`, `assignment_flags`: what the HIT page, saving an
+answer and the API read of one HIT, compiled once per process (corpus.compiled_query): every annotator request does.
 `started_hits`: the HITs somebody works or worked on (their assistance level may no longer change).
 `task_progress`: how far the annotation of a project has come, per task and domain (the manager's progress page). A
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
@@ -63,6 +63,9 @@ _ASSIGNMENT_LABELS = CompiledQuery(lambda assignment_id: Label.objects.filter(as
 _LABEL_OF = CompiledQuery(lambda assignment_id, unit_id: Label.objects.filter(assignment_id=assignment_id,
                                                                               unit_id=unit_id).order_by(),
                           assignment_id=MARKER_ID, unit_id=MARKER_OTHER_ID)
+_LABELS_IN_ORDER = CompiledQuery(lambda assignment_id: Label.objects.filter(assignment_id=assignment_id)
+                                 .select_related("unit", "annotator").order_by("unit__position"),
+                                 assignment_id=MARKER_ID)
 _ASSIGNMENT_FLAGS = CompiledQuery(lambda assignment_id: ItemFlag.objects.filter(assignment_id=assignment_id)
                                   .order_by().values_list("unit_id", "comment"), assignment_id=MARKER_ID)
 
@@ -86,6 +89,11 @@ def assignment_labels(assignment_id: int, unit_ids: list[int] | None = None) -> 
     else:
         labels = Label.objects.filter(assignment_id=assignment_id, unit_id__in=unit_ids)
     return {label.unit_id: label for label in labels}
+
+
+def labels_in_order(assignment_id: int) -> list[Label]:
+    """The assignment's labels in the order of their items, with their unit and annotator (the API shows both)."""
+    return _LABELS_IN_ORDER(assignment_id=assignment_id)
 
 
 def assignment_flags(assignment_id: int) -> dict[int, str]:
