@@ -8,6 +8,7 @@ role gets a 403.
 import uuid
 from functools import wraps
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
@@ -28,6 +29,8 @@ from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
 
+User = get_user_model()
+
 
 def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit:
     """A HIT of a project `user` manages (or, `reading`, reviews); 403 for another role, 404 for anybody else."""
@@ -45,6 +48,16 @@ def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit
 ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=MARKER_ID)
 
 
+def _annotator_of(user) -> Annotator | None:
+    """The account's annotator row: read with the user by the log-in's backends (config/login.py), else read now."""
+    if User.annotator.is_cached(user):
+        try:
+            return user.annotator
+        except Annotator.DoesNotExist:
+            return None
+    return next(iter(ACCOUNT_ANNOTATOR(user_id=user.pk)), None)
+
+
 def current_annotator(request) -> Annotator | None:
     """The annotator this request works as: today the logged-in account, its Annotator row made on first use."""
     if hasattr(request, "_finegrain_annotator"):
@@ -58,7 +71,7 @@ def current_annotator(request) -> Annotator | None:
         return session.annotator
     user = request.user
     if user.is_authenticated:
-        annotator = next(iter(ACCOUNT_ANNOTATOR(user_id=user.pk)), None)
+        annotator = _annotator_of(user)
         if annotator is None:
             annotator, _ = Annotator.objects.get_or_create(
                 provider=Annotator.Provider.ACCOUNT, external_id=str(user.pk), defaults={"user": user}

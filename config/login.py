@@ -81,13 +81,16 @@ def too_many_failures(request, seconds_left: int):
 login_view = rate_limited_login(auth_views.LoginView.as_view())
 
 
-_ACCOUNT = CompiledQuery(lambda pk: get_user_model()._default_manager.filter(pk=pk), pk=MARKER_ID)
+# With the account's annotator row (none for managers), which every annotator request reads next
+# (annotation.permissions.current_annotator).
+_ACCOUNT = CompiledQuery(lambda pk: get_user_model()._default_manager.select_related("annotator").filter(pk=pk),
+                         pk=MARKER_ID)
 
 
 class AccountBackend(ModelBackend):
     """Django's ModelBackend, with the read of the logged-in user, made by every request that has a session, built
     once per process (corpus.compiled_query): building it again each time cost more CPU than the rest of saving an
-    answer's reads together (benchmarks/hit_profile.py).
+    answer's reads together (benchmarks/hit_profile.py). The user comes with its annotator row.
 
     settings.AUTHENTICATION_BACKENDS lists ModelBackend after this one, so that sessions made before keep their
     log-in; a wrong password stops here, since ModelBackend would only check the same password again.
@@ -107,15 +110,15 @@ class AccountBackend(ModelBackend):
 def _token_with_user(key):
     from rest_framework.authtoken.models import Token
 
-    return Token.objects.select_related("user").filter(key=key)
+    return Token.objects.select_related("user", "user__annotator").filter(key=key)
 
 
 _TOKEN = CompiledQuery(_token_with_user, key=MARKER_TEXT)
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    """REST framework's token authentication, with the read of the token and its user built once per process (the
-    read every API request makes first); the same refusals, in the same words."""
+    """REST framework's token authentication, with the read of the token and its user (and the user's annotator row)
+    built once per process (the read every API request makes first); the same refusals, in the same words."""
 
     def authenticate_credentials(self, key):
         found = _TOKEN(key=key)
