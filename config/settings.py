@@ -118,6 +118,10 @@ if CACHE_URL:
     CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The HIT page's source text, rendered once per document and process: its key holds the text's hash, so a stored
+# copy is never stale, and each worker keeps its own rather than fetching ~100 KB from Redis for every page.
+CACHES["hit_source"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "hit_source",
+                        "OPTIONS": {"MAX_ENTRIES": envint("FINEGRAIN_SOURCE_CACHE_ENTRIES", 200)}}
 # Every annotator request reads the session: from Redis when there is one (written through to the database, so a
 # Redis restart logs nobody out), from the database otherwise (Django's, its read built once: config/sessions.py).
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db" if CACHE_URL else "config.sessions"
