@@ -2,10 +2,11 @@
 
 Django turns a queryset into SQL anew each time it runs it: for the small reads of the HIT page and of saving an
 answer (the permission read with its subqueries, the item, its label) that building took more CPU than the database
-spent answering (benchmarks/hit_profile.py; RESULTS.md, "Serving at 10 clients, trimmed"). A `CompiledQuery` is
-written as an ordinary queryset, so the rule it reads stays in one place in the ORM's words; it is built once per
-database with a marker value for each parameter, and every call runs the same SQL with its own values and returns
-what the queryset would (model instances with their `select_related` rows and annotations, or `values_list` tuples).
+spent answering (benchmarks/hit_profile.py; RESULTS.md, "Serving at 10 clients, profiled and trimmed"). A
+`CompiledQuery` is written as an ordinary queryset, so the rule it reads stays in one place in the ORM's words; it
+is built once per database with a marker value for each parameter, and every call runs the same SQL with its own
+values and returns what the queryset would (model instances with their `select_related` rows and annotations, or
+`values_list` tuples).
 
 A parameter must be a value that cannot change the SQL's shape: an id, a UUID, a string. None can (`= NULL` becomes
 `IS NULL`), so a call with a None runs the queryset through the ORM instead.
