@@ -5,8 +5,10 @@ A user who is not a member of a project gets a 404, so project slugs do not leak
 role gets a 403.
 """
 
+import uuid
 from functools import wraps
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
@@ -22,9 +24,12 @@ from corpus.access import (  # noqa: F401
     projects_visible_to,
     role_in,
 )
+from corpus.compiled_query import MARKER_ID, MARKER_OTHER_ID, MARKER_UUID, CompiledQuery
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
+
+User = get_user_model()
 
 
 def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit:
@@ -40,6 +45,19 @@ def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit
 # --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else, so that a
 # session-bound identity (a private link, a crowd worker arriving from MTurk or Prolific) can plug in here later.
 
+ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=MARKER_ID)
+
+
+def _annotator_of(user) -> Annotator | None:
+    """The account's annotator row: read with the user by the log-in's backends (config/login.py), else read now."""
+    if User.annotator.is_cached(user):
+        try:
+            return user.annotator
+        except Annotator.DoesNotExist:
+            return None
+    return next(iter(ACCOUNT_ANNOTATOR(user_id=user.pk)), None)
+
+
 def current_annotator(request) -> Annotator | None:
     """The annotator this request works as: today the logged-in account, its Annotator row made on first use."""
     if hasattr(request, "_finegrain_annotator"):
@@ -53,10 +71,7 @@ def current_annotator(request) -> Annotator | None:
         return session.annotator
     user = request.user
     if user.is_authenticated:
-        try:
-            annotator = Annotator.objects.get(user=user)
-        except Annotator.DoesNotExist:
-            annotator = None
+        annotator = _annotator_of(user)
         if annotator is None:
             annotator, _ = Annotator.objects.get_or_create(
                 provider=Annotator.Provider.ACCOUNT, external_id=str(user.pk), defaults={"user": user}
@@ -145,6 +160,27 @@ def get_work_project(request, slug: str) -> Project:
     return project
 
 
+def _own_assignments(with_document: bool, public_id, annotator_id: int, user_id: int | None) -> QuerySet:
+    if with_document:
+        # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
+        assignments = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
+                       .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
+    else:
+        assignments = Assignment.objects.select_related("hit__project")
+    annotator = Annotator(pk=annotator_id, user_id=user_id)
+    return with_work_facts(assignments, annotator, "hit__project").filter(public_id=public_id,
+                                                                          annotator=annotator).order_by()[:1]
+
+
+# The read of every HIT page and every saved answer, built once per process (corpus.compiled_query).
+OWN_ASSIGNMENT = {
+    with_document: CompiledQuery(lambda public_id, annotator_id, user_id, with_document=with_document:
+                                 _own_assignments(with_document, public_id, annotator_id, user_id),
+                                 public_id=MARKER_UUID, annotator_id=MARKER_ID, user_id=MARKER_OTHER_ID)
+    for with_document in (True, False)
+}
+
+
 def get_own_assignment(request, public_id, *, with_document: bool = True) -> Assignment:
     """An assignment of the current annotator, in a project they still work in; 404 for anybody else's.
 
@@ -154,17 +190,14 @@ def get_own_assignment(request, public_id, *, with_document: bool = True) -> Ass
     annotator = current_annotator(request)
     if annotator is None:
         raise Http404("No such assignment")
-    if with_document:
-        # The document's text is not shown (its stored sentences are) and can be 100 KB: leave it in the database.
-        assignments = (Assignment.objects.select_related("hit__project", "hit__document", "hit__summary")
-                       .defer("hit__document__text", "hit__document__reference", "hit__summary__text"))
-    else:
-        assignments = Assignment.objects.select_related("hit__project")
-    assignments = with_work_facts(assignments, annotator, "hit__project")
-    assignment = assignments.filter(public_id=public_id, annotator=annotator).order_by()[:1]
-    assignment = assignment[0] if assignment else None
-    if assignment is None:
+    try:
+        public_id = public_id if isinstance(public_id, uuid.UUID) else uuid.UUID(str(public_id))
+    except ValueError:
+        raise Http404("No such assignment") from None
+    found = OWN_ASSIGNMENT[with_document](public_id=public_id, annotator_id=annotator.pk, user_id=annotator.user_id)
+    if not found:
         raise Http404("No such assignment")
+    assignment = found[0]
     assignment.annotator = annotator
     if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
         raise PermissionDenied("You no longer work in this project.")
@@ -190,13 +223,23 @@ def managed_projects(user) -> QuerySet[Project]:
 READABLE_STATUSES = (Assignment.Status.RESERVED, Assignment.Status.EXPIRED, Assignment.Status.SUBMITTED)
 
 
+def _own_projects(annotator_id: int, user_id: int | None) -> QuerySet[Project]:
+    """The projects of an annotator's readable assignments, with what `may_work_in` asks about each."""
+    annotator = Annotator(pk=annotator_id, user_id=user_id)
+    own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
+    return with_work_facts(Project.objects.filter(pk__in=own.values("hit__project_id")), annotator, "pk")
+
+
+OWN_PROJECTS = CompiledQuery(_own_projects, annotator_id=MARKER_ID, user_id=MARKER_OTHER_ID)
+
+
 def readable_assignments(request) -> QuerySet[Assignment]:
     """The current annotator's assignments whose HITs it may read (held or submitted, where it still works)."""
     annotator = current_annotator(request)
     if annotator is None:
         return Assignment.objects.none()
     own = Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
-    projects = with_work_facts(Project.objects.filter(pk__in=own.values("hit__project_id")), annotator, "pk")
+    projects = OWN_PROJECTS(annotator_id=annotator.pk, user_id=annotator.user_id)
     return own.filter(hit__project_id__in=[project.pk for project in projects
                                            if may_work_in(annotator, project, **work_facts(project))])
 

@@ -2,6 +2,8 @@
 
 `available_hits` and `current_assignment`: the work an annotator may still be given (never, for a crowd worker, two
 HITs that show the same text), and the reservation they hold.
+`hit_units`, `unit_at`, `assignment_labels`, `labels_in_order`, `assignment_flags`: what the HIT page, saving an
+answer and the API read of one HIT, compiled once per process (corpus.compiled_query): every annotator request does.
 `started_hits`: the HITs somebody works or worked on (their assistance level may no longer change).
 `task_progress`: how far the annotation of a project has come, per task and domain (the manager's progress page). A
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
@@ -31,6 +33,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from corpus.compiled_query import MARKER_ID, MARKER_INT, MARKER_OTHER_ID, CompiledQuery
 from corpus.models import Project
 
 from .models import (
@@ -40,6 +43,7 @@ from .models import (
     AttentionCheck,
     Decision,
     Hit,
+    ItemFlag,
     Label,
     LedgerEntry,
     SplitUnit,
@@ -48,6 +52,53 @@ from .models import (
     Unit,
 )
 from .models.assignment import counted_submission_q, failed_submission_q
+
+# --- One HIT's items as the HIT page and the answers read them (every annotator request makes one of these).
+
+_HIT_UNITS = CompiledQuery(lambda hit_id: Unit.objects.filter(hit_id=hit_id).order_by("position"), hit_id=MARKER_ID)
+_UNIT_AT = CompiledQuery(lambda hit_id, position: Unit.objects.filter(hit_id=hit_id, position=position).order_by()[:1],
+                         hit_id=MARKER_ID, position=MARKER_INT)
+_ASSIGNMENT_LABELS = CompiledQuery(lambda assignment_id: Label.objects.filter(assignment_id=assignment_id).order_by(),
+                                   assignment_id=MARKER_ID)
+_LABEL_OF = CompiledQuery(lambda assignment_id, unit_id: Label.objects.filter(assignment_id=assignment_id,
+                                                                              unit_id=unit_id).order_by(),
+                          assignment_id=MARKER_ID, unit_id=MARKER_OTHER_ID)
+_LABELS_IN_ORDER = CompiledQuery(lambda assignment_id: Label.objects.filter(assignment_id=assignment_id)
+                                 .select_related("unit", "annotator").order_by("unit__position"),
+                                 assignment_id=MARKER_ID)
+_ASSIGNMENT_FLAGS = CompiledQuery(lambda assignment_id: ItemFlag.objects.filter(assignment_id=assignment_id)
+                                  .order_by().values_list("unit_id", "comment"), assignment_id=MARKER_ID)
+
+
+def hit_units(hit_id: int) -> list[Unit]:
+    """The HIT's units in their order."""
+    return _HIT_UNITS(hit_id=hit_id)
+
+
+def unit_at(hit_id: int, position: int) -> Unit | None:
+    found = _UNIT_AT(hit_id=hit_id, position=position)
+    return found[0] if found else None
+
+
+def assignment_labels(assignment_id: int, unit_ids: list[int] | None = None) -> dict[int, Label]:
+    """The assignment's labels by unit id: all of them, or those of `unit_ids` (one item's answer reads one)."""
+    if unit_ids is None:
+        labels = _ASSIGNMENT_LABELS(assignment_id=assignment_id)
+    elif len(unit_ids) == 1:
+        labels = _LABEL_OF(assignment_id=assignment_id, unit_id=unit_ids[0])
+    else:
+        labels = Label.objects.filter(assignment_id=assignment_id, unit_id__in=unit_ids)
+    return {label.unit_id: label for label in labels}
+
+
+def labels_in_order(assignment_id: int) -> list[Label]:
+    """The assignment's labels in the order of their items, with their unit and annotator (the API shows both)."""
+    return _LABELS_IN_ORDER(assignment_id=assignment_id)
+
+
+def assignment_flags(assignment_id: int) -> dict[int, str]:
+    """The comments the annotator left on items of the assignment, by unit id."""
+    return dict(_ASSIGNMENT_FLAGS(assignment_id=assignment_id))
 
 
 def count_of(queryset, outer: str):

@@ -1,4 +1,4 @@
-"""Log-in pages with a brake on password guessing.
+"""Log-in pages with a brake on password guessing, and the account backend that reads the logged-in user.
 
 Only failed attempts count: a team starting its shift behind one office address must not lock itself out, while a
 guesser is stopped after FINEGRAIN_LOGIN_FAILURES_PER_IP failures from one address (IPv6 by /64) or
@@ -11,9 +11,16 @@ import unicodedata
 from functools import wraps
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 from django_ratelimit.core import get_usage
+from rest_framework import authentication, exceptions
+
+from corpus.compiled_query import MARKER_ID, MARKER_TEXT, CompiledQuery
 
 IP_GROUP = "finegrain.login.ip"
 USERNAME_GROUP = "finegrain.login.username"
@@ -72,3 +79,52 @@ def too_many_failures(request, seconds_left: int):
 
 
 login_view = rate_limited_login(auth_views.LoginView.as_view())
+
+
+# With the account's annotator row (none for managers), which every annotator request reads next
+# (annotation.permissions.current_annotator).
+_ACCOUNT = CompiledQuery(lambda pk: get_user_model()._default_manager.select_related("annotator").filter(pk=pk),
+                         pk=MARKER_ID)
+
+
+class AccountBackend(ModelBackend):
+    """Django's ModelBackend, with the read of the logged-in user, made by every request that has a session, built
+    once per process (corpus.compiled_query): building it again each time cost more CPU than the rest of saving an
+    answer's reads together (benchmarks/hit_profile.py). The user comes with its annotator row.
+
+    settings.AUTHENTICATION_BACKENDS lists ModelBackend after this one, so that sessions made before keep their
+    log-in; a wrong password stops here, since ModelBackend would only check the same password again.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None and password is not None:
+            raise PermissionDenied
+        return user
+
+    def get_user(self, user_id):
+        found = _ACCOUNT(pk=user_id)
+        return found[0] if found and self.user_can_authenticate(found[0]) else None
+
+
+def _token_with_user(key):
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.select_related("user", "user__annotator").filter(key=key)
+
+
+_TOKEN = CompiledQuery(_token_with_user, key=MARKER_TEXT)
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    """REST framework's token authentication, with the read of the token and its user (and the user's annotator row)
+    built once per process (the read every API request makes first); the same refusals, in the same words."""
+
+    def authenticate_credentials(self, key):
+        found = _TOKEN(key=key)
+        if not found:
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
+        token = found[0]
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        return (token.user, token)

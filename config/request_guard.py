@@ -30,8 +30,14 @@ def _first_problem(request) -> str | None:
                                                              "multipart/form-data"):
         sources.append(("form field", request.POST))
         sources.append(("uploaded file name", {key: upload.name for key, upload in request.FILES.items()}))
-    for kind, mapping in sources:
-        items = mapping.lists() if hasattr(mapping, "lists") else ((key, [value]) for key, value in mapping.items())
+    pairs = [(kind, list(mapping.lists() if hasattr(mapping, "lists")
+                         else ((key, [value]) for key, value in mapping.items()))) for kind, mapping in sources]
+    # Every request reaches this: one scan of all its text together answers for nearly all of them; only a refused
+    # one is read again, piece by piece, to say where the problem is.
+    if unstorable("\n".join(text for _kind, items in pairs for key, values in items
+                             for text in (key, *(value for value in values if isinstance(value, str))))) is None:
+        return None
+    for kind, items in pairs:
         for key, values in items:
             if reason := unstorable(key):
                 return f"The name of a {kind} {reason}."

@@ -96,13 +96,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # instead of rewriting the file; synchronous=NORMAL is WAL's intended pairing (no fsync per commit; a killed
     # process loses nothing, a power cut at most the last commits, never the file). IMMEDIATE: a write transaction
     # takes the write lock when it begins, so concurrent writers queue (for up to `timeout` seconds, the busy
-    # timeout) instead of one failing with "database is locked" when it first writes.
+    # timeout) instead of one failing with "database is locked" when it first writes. Connections are kept
+    # (DB_CONN_MAX_AGE) as on PostgreSQL: opening one runs the PRAGMAs and registers Django's SQL functions again, a
+    # twentieth of a saved answer's CPU; between requests a kept connection holds no transaction, so no lock either.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
         "timeout": envint("SQLITE_BUSY_TIMEOUT", 20),
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     if DATABASES["default"]["NAME"] not in ("", ":memory:"):
         # SQLite creates the database file, not its folder.
         FINEGRAIN_STARTUP_FOLDERS.append(Path(DATABASES["default"]["NAME"]).parent)
@@ -113,18 +114,26 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env("CACHE_URL", env("CELERY_BROKER_URL") if env("CELERY_BROKER_URL").startswith("redis") else "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    # Django's Redis backend, with a Redis client kept per connection pool (config/cache.py).
+    CACHES = {"default": {"BACKEND": "config.cache.RedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The HIT page's source text, rendered once per document and process: its key holds the text's hash, so a stored
+# copy is never stale, and each worker keeps its own rather than fetching ~100 KB from Redis for every page.
+CACHES["hit_source"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "hit_source",
+                        "OPTIONS": {"MAX_ENTRIES": envint("FINEGRAIN_SOURCE_CACHE_ENTRIES", 200)}}
 # Every annotator request reads the session: from Redis when there is one (written through to the database, so a
-# Redis restart logs nobody out), from the database otherwise.
-SESSION_ENGINE = f"django.contrib.sessions.backends.{'cached_db' if CACHE_URL else 'db'}"
+# Redis restart logs nobody out), from the database otherwise (Django's, its read built once: config/sessions.py).
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db" if CACHE_URL else "config.sessions"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# ModelBackend with the read of every request's user compiled once (config/login.py); ModelBackend itself after it
+# for the sessions made before.
+AUTHENTICATION_BACKENDS = ["config.login.AccountBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -194,7 +203,8 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # REST framework's, with the token's read built once per process (config/login.py).
+        "config.login.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # DRF's own JSON parser with a nesting limit and the storable-text rule (config/request_guard.py).

@@ -27,7 +27,7 @@ from ..permissions import (
     managed_projects,
     units_visible_to,
 )
-from ..selectors import count_of
+from ..selectors import count_of, hit_units, labels_in_order, unit_at
 from ..serializers import LabelSerializer, UnitDisplaySerializer
 from ..services.answers import ANSWER_FIELDS, InvalidAnswers, save_answers
 from ..services.assignment import MissingAnswers, WorkRefused, reserve_next_hit, return_assignment, submit_assignment
@@ -105,12 +105,11 @@ class AssignmentDetailSerializer(AssignmentSerializer):
 
     @extend_schema_field(UnitDisplaySerializer(many=True))
     def get_units(self, assignment):
-        units = assignment.hit.units.order_by("position")
-        return UnitDisplaySerializer(units, many=True, context={"hit": assignment.hit}).data
+        return UnitDisplaySerializer(hit_units(assignment.hit_id), many=True, context={"hit": assignment.hit}).data
 
     @extend_schema_field(LabelSerializer(many=True))
     def get_labels(self, assignment):
-        labels = list(assignment.labels.select_related("unit", "annotator").order_by("unit__position"))
+        labels = labels_in_order(assignment.pk)
         for label in labels:
             label.assignment = assignment
         return LabelSerializer(labels, many=True).data
@@ -311,12 +310,11 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
 
 def _find_unit(assignment: Assignment, key: str) -> Unit | None:
-    units = assignment.hit.units
     # ASCII digits only, as many as a position can have: str.isdigit() also takes "²", which int() refuses.
     if re.fullmatch(r"[0-9]{1,6}", key):
-        return units.filter(position=int(key)).first()
+        return unit_at(assignment.hit_id, int(key))
     public_id = _uuid_or_none(key)
-    return units.filter(public_id=public_id).first() if public_id else None
+    return assignment.hit.units.filter(public_id=public_id).first() if public_id else None
 
 
 class LabelViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):

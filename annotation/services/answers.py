@@ -13,7 +13,10 @@ from enum import Enum
 from django.db import transaction
 from django.utils import timezone
 
+from corpus.compiled_query import CompiledUpdate
+
 from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
+from ..selectors import assignment_labels
 from ..wording import describe_unit
 from .assignment import ReservationLapsed, lock_open_assignment, renew_reservation
 
@@ -30,6 +33,8 @@ MAX_SECONDS_ON_ITEM = 3600.0
 # schema documents); 1 also stands for 1.0 and True, 0 for False.
 TRUE_VALUES = {"t", "y", "yes", "true", "on", "1", 1}
 FALSE_VALUES = {"f", "n", "no", "false", "off", "0", 0}
+# The write of one answer, the request annotators send most (corpus.compiled_query).
+_UPDATE_LABEL = CompiledUpdate(Label, [*ANSWER_FIELDS, "updated_at"])
 # A number written with more characters than this is refused before parsing it.
 MAX_NUMBER_CHARS = 1000
 
@@ -191,7 +196,7 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
         locked = lock_open_assignment(assignment)
         hit = locked.hit
         # Only the answered units' labels: a page saves one item at a time, and a KA HIT has hundreds.
-        labels = {label.unit_id: label for label in locked.labels.filter(unit_id__in=[unit.pk for unit in answers])}
+        labels = assignment_labels(locked.pk, [unit.pk for unit in answers])
         valid: dict[Unit, dict] = {}
         errors: dict[str, list[str]] = {}
         for unit, data in answers.items():
@@ -224,7 +229,7 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
             labels[unit.pk] = label
         Label.objects.bulk_create(created)
         if len(updated) == 1:  # The usual case, one answer from the page: a plain UPDATE.
-            updated[0].save(update_fields=[*ANSWER_FIELDS, "updated_at"])
+            _UPDATE_LABEL(updated[0])
         elif updated:
             Label.objects.bulk_update(updated, [*ANSWER_FIELDS, "updated_at"])
         return labels

@@ -17,6 +17,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from corpus.compiled_query import MARKER_ID, CompiledQuery
 from corpus.models import Project
 
 from ..models import Annotator, Assignment, Hit, Task, Unit
@@ -110,6 +111,11 @@ class ReservationLapsed(Exception):
     """Internal: the reservation must be renewed (which needs the HIT's lock, taken first) before writing."""
 
 
+# Taken by every saved answer (corpus.compiled_query).
+_LOCKED_ASSIGNMENT = CompiledQuery(lambda pk: Assignment.objects.select_for_update().filter(pk=pk).order_by(),
+                                   pk=MARKER_ID)
+
+
 def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) -> Assignment:
     """Lock the assignment for a write; it must be open, or lapsed and renewable while a place is still free.
 
@@ -118,7 +124,10 @@ def lock_open_assignment(assignment: Assignment, *, hit_locked: bool = False) ->
     the HIT's lock (`renew_reservation` does). Raises WorkRefused when the assignment is submitted or returned, or
     when it lapsed and its place went to somebody else.
     """
-    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    found = _LOCKED_ASSIGNMENT(pk=assignment.pk)
+    if not found:
+        raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+    locked = found[0]
     locked.hit = assignment.hit  # loaded by the caller; what it says about the HIT does not change
     if locked.status == Assignment.Status.SUBMITTED:
         raise AlreadySubmitted()

@@ -8,12 +8,14 @@ from uuid import uuid4
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assist.models import Category
 
-from ..models import Assignment, ErrorType, Task, Unit
+from ..models import Assignment, ErrorType, Task
 from ..permissions import annotator_required, get_own_assignment
+from ..selectors import assignment_flags, assignment_labels, hit_units, unit_at
 from ..serializers import UnitDisplaySerializer
 from ..services.answers import InvalidAnswers, read_form, save_answers
 from ..services.assignment import AlreadySubmitted, MissingAnswers, WorkRefused, return_assignment, submit_assignment
@@ -22,6 +24,9 @@ from ..wording import QUESTION_NAMES, describe_unit
 
 ERROR_TYPE_KEYS = [(str(number), value, label) for number, (value, label) in enumerate(ErrorType.choices, 1)]
 AI_CATEGORIES = dict(Category.choices)
+# A position no HIT has, reversed in an item's address and then replaced by the item's own.
+_POSITION_SLOT_NUMBER = 987654321
+_POSITION_SLOT = f"/{_POSITION_SLOT_NUMBER}/"
 
 
 def _answer_state(label) -> dict:
@@ -29,21 +34,25 @@ def _answer_state(label) -> dict:
         return "" if value is None else ("yes" if value else "no")
 
     if label is None:
-        return {"has_error": "", "ai_right": "", "useful": "", "aligned": "", "error_types": [], "seconds": 0}
+        return {"has_error": "", "ai_right": "", "useful": "", "aligned": "", "error_types": [], "seconds": "0"}
     return {"has_error": yes_no(label.has_error), "ai_right": yes_no(label.ai_right), "useful": yes_no(label.useful),
             "aligned": yes_no(label.aligned), "error_types": label.error_types,
-            "seconds": round(label.seconds_on_item, 1)}
+            "seconds": str(round(label.seconds_on_item, 1))}
 
 
-def _item(unit, display: dict, label, hit, flag: str = "") -> dict:
+def _item(unit, display: dict, label, hit, urls: dict, flag: str = "") -> dict:
     fields = unit.question_fields(hit)
     missing = label.missing(unit, hit) if label else list(fields)
     names = [f"u{unit.position}-{name}" for name in (*fields, "seconds")]
     if unit.task == Task.FACT_VERIFICATION:
         names.append(f"u{unit.position}-error_types")
+    # Text, not numbers: the template engine would format each number for the locale, eight items x ten times.
+    position = str(unit.position)
     return {
         "unit": display,
-        "position": unit.position,
+        "position": position,
+        "answer_url": urls["answer"].replace(_POSITION_SLOT, f"/{position}/"),
+        "flag_url": urls["flag"].replace(_POSITION_SLOT, f"/{position}/"),
         "name": describe_unit(unit),
         "prefix": f"u{unit.position}",
         "answers": _answer_state(label),
@@ -60,11 +69,15 @@ def _item(unit, display: dict, label, hit, flag: str = "") -> dict:
 def hit_context(assignment: Assignment, **extra) -> dict:
     """Everything the HIT page shows, in a fixed number of queries whatever the size of the HIT."""
     hit = assignment.hit
-    units = list(hit.units.order_by("position"))
-    labels = {label.unit_id: label for label in assignment.labels.all()}
-    flags = dict(assignment.flags.values_list("unit_id", "comment"))
+    units = hit_units(hit.pk)
+    labels = assignment_labels(assignment.pk)
+    flags = assignment_flags(assignment.pk)
     display = UnitDisplaySerializer(units, many=True, context={"hit": hit}).data
-    items = [_item(unit, data, labels.get(unit.pk), hit, flags.get(unit.pk, "")) for unit, data in zip(units, display)]
+    # Each item's two addresses, reversed once per page rather than twice per item.
+    urls = {name: reverse(view, args=[assignment.public_id, _POSITION_SLOT_NUMBER])
+            for name, view in (("answer", "hit_answer"), ("flag", "hit_flag"))}
+    items = [_item(unit, data, labels.get(unit.pk), hit, urls, flags.get(unit.pk, ""))
+             for unit, data in zip(units, display)]
     rows: list[dict] = []
     if hit.task == Task.KEYFACT_ALIGNMENT:
         for item, unit in zip(items, units):
@@ -114,8 +127,7 @@ def hit_page(request, assignment_id):
 def hit_answer(request, assignment_id, position):
     """Save the answers of one item (htmx); the response is the item's save state."""
     assignment = get_own_assignment(request, assignment_id, with_document=False)
-    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by()[:1]
-    unit = unit[0] if unit else None
+    unit = unit_at(assignment.hit_id, position)
     context = {"position": position}
     if unit is None:
         return render(request, "annotation/hit/_state.html", {**context, "error": "There is no such item."},
@@ -142,7 +154,7 @@ def hit_flag(request, assignment_id, position):
     """Flag one item with a comment for the manager, or withdraw the flag (htmx); the response is the item's flag
     state. Without JavaScript the flags travel with the submitted form instead."""
     assignment = get_own_assignment(request, assignment_id, with_document=False)
-    unit = Unit.objects.filter(hit_id=assignment.hit_id, position=position).order_by().first()
+    unit = unit_at(assignment.hit_id, position)
     context = {"position": position}
     if unit is None:
         return render(request, "annotation/hit/_flag_state.html", {**context, "error": "There is no such item."},

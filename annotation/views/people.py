@@ -1,6 +1,7 @@
 """A project's people page (managers: members and roles, invitations, accounts made on the spot, the audit list)
 and the invitation page a new member opens."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -98,7 +99,7 @@ def invitation_page(request, token):
             return render(request, "registration/invitation.html", {"invitation": invitation, "error": str(refusal)},
                           status=409)
         if form is not None:
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome to {invitation.project.name}.")
         return redirect(invitation.project)
     return render(request, "registration/invitation.html", {"invitation": invitation, "form": form})

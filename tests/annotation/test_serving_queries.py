@@ -22,13 +22,13 @@ pytestmark = pytest.mark.django_db
 TABLE = re.compile(r'^(?:(SELECT) (?:DISTINCT )?"(\w+)"\.|(INSERT) INTO "(\w+)"|(UPDATE) "(\w+)"|(DELETE) FROM "(\w+)")')
 CONTROL = re.compile(r"^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK|BEGIN|COMMIT)\b")
 
-# Who asks (the log-in, its annotator), the assignment with its HIT, its project and whether the annotator still
-# works there (one query), then the page's units, labels and flags.
-PAGE = [("SELECT", "auth_user"), ("SELECT", "annotation_annotator"), ("SELECT", "annotation_assignment"),
+# Who asks (the log-in with its annotator, one query), the assignment with its HIT, its project and whether the
+# annotator still works there (one query), then the page's units, labels and flags.
+PAGE = [("SELECT", "auth_user"), ("SELECT", "annotation_assignment"),
         ("SELECT", "annotation_unit"), ("SELECT", "annotation_label"), ("SELECT", "annotation_itemflag")]
 # Who asks, the assignment (as above), the item; then, in one transaction, the assignment's lock, the item's label
 # and its write.
-ANSWER = [("SELECT", "auth_user"), ("SELECT", "annotation_annotator"), ("SELECT", "annotation_assignment"),
+ANSWER = [("SELECT", "auth_user"), ("SELECT", "annotation_assignment"),
           ("SELECT", "annotation_unit"), ("SELECT", "annotation_assignment"), ("SELECT", "annotation_label")]
 
 
@@ -48,7 +48,7 @@ def fv_assignment(corpus, annotator):
     return reserve_next_hit(annotator_for(annotator), corpus, "fv")
 
 
-def test_the_hit_page_runs_six_statements(client, fv_assignment, annotator):
+def test_the_hit_page_runs_five_statements(client, fv_assignment, annotator):
     client.force_login(annotator)
     client.post(reverse("hit_answer", args=[fv_assignment.public_id, 0]), {"u0-has_error": "no"})
     client.get(reverse("hit_page", args=[fv_assignment.public_id]))  # anything done once per process
@@ -58,7 +58,7 @@ def test_the_hit_page_runs_six_statements(client, fv_assignment, annotator):
     assert statements(queries) == PAGE
 
 
-def test_saving_an_answer_runs_seven_statements(client, fv_assignment, annotator):
+def test_saving_an_answer_runs_six_statements(client, fv_assignment, annotator):
     client.force_login(annotator)
     url = reverse("hit_answer", args=[fv_assignment.public_id, 0])
     with CaptureQueriesContext(connection) as queries:
@@ -80,8 +80,8 @@ def test_the_api_runs_as_few_statements_as_the_pages(fv_assignment, annotator):
     with CaptureQueriesContext(connection) as queries:
         response = api.get(base)
     assert response.status_code == 200 and response.json()["labels"][0]["has_error"] is False
-    # The token with its user, the annotator, the projects it works in with its standing there (one query),
-    # the assignment, its units, its labels.
-    assert statements(queries) == [("SELECT", "authtoken_token"), ("SELECT", "annotation_annotator"),
+    # The token with its user and the user's annotator, the projects it works in with its standing there (one
+    # query), the assignment, its units, its labels.
+    assert statements(queries) == [("SELECT", "authtoken_token"),
                                    ("SELECT", "annotation_project"), ("SELECT", "annotation_assignment"),
                                    ("SELECT", "annotation_unit"), ("SELECT", "annotation_label")]

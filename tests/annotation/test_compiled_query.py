@@ -1,0 +1,76 @@
+"""corpus.compiled_query: a compiled read returns what its queryset returns, for every call's values."""
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.db.models import Exists, OuterRef
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Assignment, Label, Unit
+from annotation.services.assignment import reserve_next_hit
+from corpus.compiled_query import MARKER_ID, MARKER_INT, MARKER_UUID, CompiledQuery, CompiledUpdate
+from tests.work import annotator_for
+
+pytestmark = pytest.mark.django_db
+
+
+def own(public_id, annotator_id):
+    return (Assignment.objects.select_related("hit__project").filter(public_id=public_id, annotator_id=annotator_id)
+            .annotate(_labelled=Exists(Label.objects.filter(assignment=OuterRef("pk")))))
+
+
+OWN = CompiledQuery(own, public_id=MARKER_UUID, annotator_id=MARKER_ID)
+UNIT_AT = CompiledQuery(lambda hit_id, position: Unit.objects.filter(hit_id=hit_id, position=position),
+                        hit_id=MARKER_ID, position=MARKER_INT)
+POSITIONS = CompiledQuery(lambda hit_id: Unit.objects.filter(hit_id=hit_id).order_by("-position")
+                          .values_list("position", "public_id"), hit_id=MARKER_ID)
+
+
+@pytest.fixture
+def assignment(corpus, annotator):
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+
+
+def test_it_returns_the_rows_of_its_queryset_with_related_rows_and_annotations(assignment):
+    for public_id in (assignment.public_id, str(assignment.public_id)):
+        [found] = OWN(public_id=public_id, annotator_id=assignment.annotator_id)
+        [expected] = own(public_id, assignment.annotator_id)
+        assert found.pk == expected.pk and found.reserved_at == expected.reserved_at
+        assert found.hit.project.slug == expected.hit.project.slug and found._labelled is expected._labelled is False
+    assert OWN(public_id=uuid.uuid4(), annotator_id=assignment.annotator_id) == []
+    assert OWN(public_id=assignment.public_id, annotator_id=assignment.annotator_id + 1) == []
+
+
+def test_it_builds_the_sql_once_and_runs_one_statement_a_call(assignment):
+    units = list(Unit.objects.filter(hit=assignment.hit).order_by("position"))
+    UNIT_AT(hit_id=assignment.hit_id, position=0)
+    with CaptureQueriesContext(connection) as queries:
+        for unit in units:
+            assert UNIT_AT(hit_id=assignment.hit_id, position=unit.position) == [unit]
+    assert len(queries) == len(units)
+    assert POSITIONS(hit_id=assignment.hit_id) == [(u.position, u.public_id) for u in reversed(units)]
+
+
+def test_a_none_runs_through_the_orm_since_it_changes_the_sql(assignment):
+    assert UNIT_AT(hit_id=None, position=0) == []
+
+
+def test_a_parameter_the_sql_does_not_use_is_refused(assignment):
+    unused = CompiledQuery(lambda hit_id, position: Unit.objects.filter(hit_id=hit_id), hit_id=MARKER_ID,
+                           position=MARKER_INT)
+    with pytest.raises(ValueError, match="position"):
+        unused(hit_id=assignment.hit_id, position=1)
+
+
+def test_a_compiled_update_writes_the_fields_it_names_and_the_time(assignment):
+    unit = Unit.objects.filter(hit=assignment.hit).first()
+    label = Label.objects.create(assignment=assignment, unit=unit, annotator_id=assignment.annotator_id)
+    before = label.updated_at
+    label.has_error, label.error_types, label.seconds_on_item = True, ["entity"], 2.5
+
+    assert CompiledUpdate(Label, ["has_error", "error_types", "seconds_on_item", "updated_at"])(label) == 1
+
+    label.refresh_from_db()
+    assert (label.has_error, label.error_types, label.seconds_on_item) == (True, ["entity"], 2.5)
+    assert label.updated_at > before
