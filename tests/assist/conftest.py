@@ -118,3 +118,19 @@ def no_aws_lookups(monkeypatch):
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+
+
+@pytest.fixture
+def encode_calls(monkeypatch):
+    """The sentences sent to the real embedding model, call by call."""
+    from assist import embeddings
+
+    calls: list[list[str]] = []
+    real = embeddings.encode
+
+    def counting(sentences, *args, **kwargs):
+        calls.append(list(sentences))
+        return real(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "encode", counting)
+    return calls

@@ -79,19 +79,6 @@ def fresh_backends():
     clear_backends()
 
 
-@pytest.fixture
-def encode_calls(monkeypatch):
-    """The sentences sent to the real model, call by call."""
-    calls: list[list[str]] = []
-    real = embeddings.encode
-
-    def counting(sentences, *args, **kwargs):
-        calls.append(list(sentences))
-        return real(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "encode", counting)
-    return calls
-
 
 def run(*args, slug="alpha", evaluator="sbertscore"):
     call_command("run_evaluator", "--project", slug, "--evaluator", evaluator, *args, verbosity=0)

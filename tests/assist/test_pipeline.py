@@ -8,7 +8,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from assist import embeddings
 from assist.llm.registry import clear_backends
 from assist.models import ContextualMapping, DocumentEmbedding, KeyFactVote, PreLabel
 from assist.runs import assist_start
@@ -34,19 +33,6 @@ def fresh_backends():
     yield
     clear_backends()
 
-
-@pytest.fixture
-def encode_calls(monkeypatch):
-    """The sentences sent to the real model, call by call, to prove each document is embedded once."""
-    calls: list[list[str]] = []
-    real = embeddings.encode
-
-    def counting(sentences, *args, **kwargs):
-        calls.append(list(sentences))
-        return real(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "encode", counting)
-    return calls
 
 
 def run(slug="alpha", *args):

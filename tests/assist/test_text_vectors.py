@@ -22,19 +22,6 @@ SMALL_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "sma
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def encoded(monkeypatch):
-    """Every text sent to the model, call by call."""
-    calls: list[list[str]] = []
-    real = embeddings.encode
-
-    def counting(sentences, *args, **kwargs):
-        calls.append(list(sentences))
-        return real(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "encode", counting)
-    return calls
-
 
 def corpus_texts(project) -> set[str]:
     return (set(SummarySentence.objects.filter(summary__document__project=project).values_list("text", flat=True))
@@ -51,33 +38,33 @@ def test_the_mapping_keeps_the_vector_of_every_summary_sentence_and_key_fact(pro
     np.testing.assert_allclose(np.stack([kept[text] for text in texts]), embeddings.encode(texts), atol=1e-5)
 
 
-def test_a_build_after_the_mapping_embeds_none_of_the_corpus_again(project, encoded):
+def test_a_build_after_the_mapping_embeds_none_of_the_corpus_again(project, encode_calls):
     import_dataset(project=project, data=SMALL_JSONL.read_bytes(), filename="small.jsonl")
     call_command("run_assist", "--project", project.slug, verbosity=0)
     with_checks(project, 0.34)
-    encoded.clear()
+    encode_calls.clear()
     build_hits(project, "fv")
     checks = Unit.objects.filter(hit__project=project, attention_check__isnull=False)
     assert checks.exists() and all(check.highlighted for check in checks)
     # Only a text the platform made (a name-swapped sentence) may still need the model.
-    assert not {text for call in encoded for text in call} & corpus_texts(project)
+    assert not {text for call in encode_calls for text in call} & corpus_texts(project)
 
 
-def test_a_text_without_a_kept_vector_is_embedded_once_and_kept(project, encoded):
+def test_a_text_without_a_kept_vector_is_embedded_once_and_kept(project, encode_calls):
     first = text_vectors(project.pk, ["The council met.", "Rain fell.", "The council met."])
-    assert encoded == [["The council met.", "Rain fell."]]
+    assert encode_calls == [["The council met.", "Rain fell."]]
     again = text_vectors(project.pk, ["Rain fell.", "The council met."])
-    assert len(encoded) == 1
+    assert len(encode_calls) == 1
     for text in first:
         np.testing.assert_array_equal(first[text], again[text])
     assert TextEmbedding.objects.filter(project=project).count() == 2
 
 
-def test_vectors_are_kept_per_project_and_leave_with_it(project, encoded):
+def test_vectors_are_kept_per_project_and_leave_with_it(project, encode_calls):
     text_vectors(project.pk, ["The council met."])
     other = Project.objects.create(slug="beta", name="Beta")
     assert stored_vectors(other.pk, embeddings.model_identity(), ["The council met."]) == {}
     text_vectors(other.pk, ["The council met."])
-    assert len(encoded) == 2
+    assert len(encode_calls) == 2
     project.delete()
     assert list(TextEmbedding.objects.values_list("project__slug", flat=True)) == ["beta"]
