@@ -73,11 +73,12 @@ def test_the_progress_section_updates_by_polling_and_stops_when_all_is_done(clie
 
 
 def test_the_hit_detail_shows_every_label_by_pseudonym(client, corpus, manager, annotator):
-    worker = crowd_annotator("w1")
+    # A worker id with a hyphen: it cannot turn up by chance inside the page's random tokens (letters and digits).
+    worker = crowd_annotator("worker-7731")
     assignment = work_through(worker, corpus, "kv", yes=False)
     client.force_login(manager)
     html = client.get(reverse("hit_detail", args=["alpha", assignment.hit.public_id])).content.decode()
-    assert worker.pseudonym in html and "w1" not in html
+    assert worker.pseudonym in html and "worker-7731" not in html
     assert html.count("<td>no<br>") == 2 and "Submitted" in html
 
 
