@@ -8,8 +8,8 @@ and SQLite >= 3.33 both have): one short statement per batch, the values passed 
 
 from collections.abc import Sequence
 
-from django.db import connections, router
-from django.db.models import Model
+from django.db import connections, models, router
+from django.db.models import Field, Model
 
 # SQLite allows 32,766 parameters per statement, PostgreSQL 65,535; batches stay well under both.
 MAX_PARAMETERS = 30_000
@@ -50,6 +50,29 @@ def update_rows(objects: Sequence[Model], fields: Sequence[str]) -> int:
     return len(objects)
 
 
+# Django's own column types whose database value is the Python value itself, on PostgreSQL and SQLite, when it is
+# already of the column's type: those values skip Django's per-value preparation (a fifth of an import's write
+# time). Exact classes: a subclass may prepare its values differently.
+PLAIN_TYPES = {models.IntegerField: int, models.BigIntegerField: int, models.SmallIntegerField: int,
+               models.PositiveIntegerField: int, models.PositiveBigIntegerField: int,
+               models.PositiveSmallIntegerField: int, models.CharField: str, models.TextField: str,
+               models.BooleanField: bool}
+
+
+def _preparers(columns: Sequence[Field], connection) -> list:
+    """For each column, a function from a Python value to its database value."""
+    preparers = []
+    for field in columns:
+        target = field.target_field if type(field) in (models.ForeignKey, models.OneToOneField) else field
+        plain = PLAIN_TYPES.get(type(target)) if connection.vendor in ("postgresql", "sqlite") else None
+        if plain is None:
+            preparers.append(lambda value, field=field: field.get_db_prep_save(value, connection))
+        else:
+            preparers.append(lambda value, field=field, plain=plain: (
+                value if type(value) is plain else field.get_db_prep_save(value, connection)))
+    return preparers
+
+
 def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequence]) -> int:
     """Insert `rows` (tuples of values in `fields` order) into `model`'s table, for rows whose primary keys nobody
     needs back: no model instance is made for them (an import's tens of thousands of sentences). Returns the rows."""
@@ -59,7 +82,8 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     quote = connection.ops.quote_name
     columns = [model._meta.get_field(name) for name in fields]
     table = f"{quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in columns)})"
-    values = ([field.get_db_prep_save(value, connection) for field, value in zip(columns, row)] for row in rows)
+    preparers = _preparers(columns, connection)
+    values = ([prepare(value) for prepare, value in zip(preparers, row)] for row in rows)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # COPY streams the rows in one statement: at an import's 28,000 sentences it wrote them ~4x faster

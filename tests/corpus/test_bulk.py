@@ -89,3 +89,26 @@ def test_it_inserts_unsaved_objects_with_their_defaults(project, document):
                                                                 "ai_category"))
     assert stored == [(unit.public_id, hit.pk, unit.text, unit.highlighted, "") for unit in units]
     assert bulk.insert_objects([]) == 0
+
+
+def test_values_that_skip_djangos_preparation_are_what_it_would_have_sent(document):
+    from django.db import connection
+
+    from corpus.models import DocumentSentence
+
+    columns = [field for model in (DocumentSentence, KeyFact) for field in model._meta.concrete_fields]
+    samples = [7, True, None, "text", "", KeyFact.Origin.choices[0][0], KeyFact.Status.values[0],
+               KeyFact.Status(KeyFact.Status.values[0]), 3.0, document, "5"]
+    for field, prepare in zip(columns, bulk._preparers(columns, connection), strict=True):
+        for value in samples:
+            try:
+                expected = field.get_db_prep_save(value, connection)
+            except (TypeError, ValueError):
+                with pytest.raises((TypeError, ValueError)):
+                    prepare(value)
+                continue
+            prepared = prepare(value)
+            assert prepared == expected and str(prepared) == str(expected), (field.name, value)
+            # On PostgreSQL Django wraps an integer in psycopg's sized type (Int4); COPY writes the same text.
+            if connection.vendor == "sqlite" or not isinstance(expected, int):
+                assert type(prepared) is type(expected), (field.name, value)
