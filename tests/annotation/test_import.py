@@ -339,3 +339,24 @@ def test_splitting_in_worker_processes_stores_the_same_sentences_as_in_one(proje
     spread = stored("spread", 2)
     assert used and used[0]["max_workers"] == 2
     assert spread == alone and alone[0] and alone[1]
+
+
+def test_the_cycle_collector_is_off_while_importing_and_back_on_after_it_even_after_an_error(tmp_path):
+    import gc
+
+    project = Project.objects.create(slug="gc", name="gc")
+    data = "\n".join(json.dumps(row) for row in rows()).encode()
+    states = []
+    import_dataset(project=project, data=data, filename="rows.jsonl", planned=lambda _: states.append(gc.isenabled()),
+                   progress=lambda _: states.append(gc.isenabled()))
+    assert states and not any(states)
+    assert gc.isenabled()
+    with pytest.raises(DatasetError):
+        import_dataset(project=project, data=b'{"doc_id": 1}', filename="bad.jsonl")
+    assert gc.isenabled()
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        import_dataset(project=project, data=data, filename="rows.jsonl")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
