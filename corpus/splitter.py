@@ -366,7 +366,7 @@ class _Segmenter:
         """Take the terminal's closing brackets, quotes and further terminals into the sentence; return the token
         that decides (the first one taken, an opening bracket, or else the next)."""
         values, count = self.values, self.count
-        token = None
+        token: str | None = None
         following = self._next()
         if following is not None and following in OPENING_BRACKETS and self._last() not in TERMINALS:
             self._skip_bracketed_text()
