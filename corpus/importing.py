@@ -5,18 +5,16 @@ nothing; re-importing the same file changes nothing; a re-import that disagrees 
 """
 
 import csv
-import gc
 import hashlib
 import io
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from corpus.bulk import insert_rows
+from corpus.bulk import cycle_collection_paused, insert_rows
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
 from corpus.segmentation import Texts, dialogue_turns, segment_all
 from corpus.storable_text import unstorable
@@ -368,22 +366,6 @@ def import_dataset(*, project: Project, data: bytes, filename: str, progress=Non
     progress is visible while it runs."""
     with cycle_collection_paused():
         return _import_dataset(project=project, data=data, filename=filename, progress=progress, planned=planned)
-
-
-@contextmanager
-def cycle_collection_paused():
-    """Python's cycle collector off for the duration: an import makes hundreds of thousands of short-lived objects
-    (rows, tokens, sentences), and each collection they trigger scans every object of the process, Django's
-    included; in the forked splitting workers the scans also copy the parent's memory pages. At UniSumEval scale
-    that was 0.35 s of a 1.2 s import. The import's objects are freed by reference counting; any cycle among them
-    is collected once the collector is back on."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _import_dataset(*, project: Project, data: bytes, filename: str, progress, planned) -> ImportResult:

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 
 from assist.models import ContextualMapping, PreLabel
 from assist.prelabel import prelabel_backend
-from corpus.bulk import update_rows
+from corpus.bulk import cycle_collection_paused, update_rows
 from corpus.models import Document, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
 from ..models import Hit, Label, Task, Unit
@@ -38,7 +38,7 @@ def build_hits(project: Project, task: str) -> BuildResult:
     if task not in builders:
         raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
     result = BuildResult(task=task)
-    with transaction.atomic():
+    with cycle_collection_paused(), transaction.atomic():
         # One build per project at a time: a second manager (or task) building at the same moment waits here,
         # then finds the HITs built and creates none, instead of colliding with the first on the unique
         # constraints (an IntegrityError). NO KEY: rows that merely point at the project (an import's documents,

@@ -189,3 +189,21 @@ def test_building_with_checks_makes_as_many_queries_for_many_documents_as_for_fe
         return len([query for query in captured.captured_queries if not query["sql"].startswith("INSERT")])
 
     assert statements(9) == statements(3)
+
+
+def test_the_cycle_collector_is_off_while_building_and_back_on_after(project, monkeypatch):
+    import gc
+
+    from annotation.services import hits as hit_service
+
+    import_small(project)
+    seen = []
+    build_fv = hit_service._build_fv
+
+    def watched(*args):
+        seen.append(gc.isenabled())
+        return build_fv(*args)
+
+    monkeypatch.setattr(hit_service, "_build_fv", watched)
+    assert build_hits(project, Task.FACT_VERIFICATION).hits_created > 0
+    assert seen == [False] and gc.isenabled()

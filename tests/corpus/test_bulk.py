@@ -112,3 +112,20 @@ def test_values_that_skip_djangos_preparation_are_what_it_would_have_sent(docume
             # On PostgreSQL Django wraps an integer in psycopg's sized type (Int4); COPY writes the same text.
             if connection.vendor == "sqlite" or not isinstance(expected, int):
                 assert type(prepared) is type(expected), (field.name, value)
+
+
+def test_the_cycle_collector_pause_restores_what_the_caller_had_even_after_an_error():
+    import gc
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), bulk.cycle_collection_paused():
+        assert not gc.isenabled()
+        raise RuntimeError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk.cycle_collection_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
