@@ -12,10 +12,10 @@ from django.db import transaction
 from django.db.models import Count, F, IntegerField, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
-from assist.models import ContextualMapping, PreLabel
+from assist.models import ContextualMapping, DocumentEmbedding, PreLabel, TextEmbedding
 from assist.prelabel import prelabel_backend
-from corpus.bulk import cycle_collection_paused, update_rows
-from corpus.models import Document, Job, KeyFact, Project, Summary, SummarySentence, job_start
+from corpus.bulk import cycle_collection_paused, refresh_stale_statistics, update_rows
+from corpus.models import Document, DocumentSentence, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
 from ..models import Hit, Label, Task, Unit
 from ..models.assignment import counted_submission_q
@@ -38,6 +38,9 @@ def build_hits(project: Project, task: str) -> BuildResult:
     if task not in builders:
         raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
     result = BuildResult(task=task)
+    # What an import and a mapping just wrote, read before autovacuum has looked at it.
+    refresh_stale_statistics(DocumentSentence, SummarySentence, KeyFact, ContextualMapping, DocumentEmbedding,
+                             TextEmbedding, PreLabel, Hit, Unit)
     with cycle_collection_paused(), transaction.atomic():
         # One build per project at a time: a second manager (or task) building at the same moment waits here,
         # then finds the HITs built and creates none, instead of colliding with the first on the unique

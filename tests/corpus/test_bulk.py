@@ -129,3 +129,25 @@ def test_the_cycle_collector_pause_restores_what_the_caller_had_even_after_an_er
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.services
+def test_stale_planner_statistics_are_refreshed_and_fresh_ones_left_alone(document):
+    from django.db import connection
+
+    from corpus.models import DocumentSentence
+
+    def reltuples(model):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [model._meta.db_table])
+            return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:  # as after a bulk load that nothing has analyzed yet
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", [DocumentSentence._meta.db_table])
+        cursor.execute("UPDATE pg_class SET reltuples = -1 WHERE relname = %s", [DocumentSentence._meta.db_table])
+    bulk.insert_rows(DocumentSentence, ["document", "index", "text", "turn", "speaker"],
+                     [(document.pk, index, f"Sentence {index}.", None, "") for index in range(300)])
+    assert reltuples(DocumentSentence) < 0
+    assert DocumentSentence._meta.db_table in bulk.refresh_stale_statistics(DocumentSentence, KeyFact)
+    assert reltuples(DocumentSentence) == 300
+    assert DocumentSentence._meta.db_table not in bulk.refresh_stale_statistics(DocumentSentence)
