@@ -185,8 +185,10 @@ def test_building_with_checks_makes_as_many_queries_for_many_documents_as_for_fe
             result = build_hits(project, task)
         assert result.hits_created == documents * (1 if task == "kv" else 4)
         assert AttentionCheck.objects.filter(unit__hit__project=project, unit__task=task).exists()
-        # Inserts come in batches sized by the database's limit on parameters (999 on SQLite): they may grow.
-        return len([query for query in captured.captured_queries if not query["sql"].startswith("INSERT")])
+        # Inserts come in batches sized by the database's limit on parameters (999 on SQLite): they may grow. The
+        # planner statistics' refresh analyzes the tables that are stale, which depends on the builds before.
+        return len([query for query in captured.captured_queries
+                    if not query["sql"].startswith(("INSERT", "ANALYZE"))])
 
     assert statements(9) == statements(3)
 
