@@ -55,11 +55,13 @@ def compare_on_file(path: str) -> None:
             texts.setdefault(row["document"], None)
             texts.setdefault(row["summary"], None)
     lines = [line for text in texts for line in text.splitlines() if line.strip()]
-    outputs, seconds = {}, {}
-    for name in ("syntok", "finegrain", "syntok ", "finegrain "):  # twice each, alternating
-        started = time.process_time()
-        outputs[name.strip()] = [SPLITTERS[name.strip()](line) for line in lines]
-        seconds.setdefault(name.strip(), []).append(time.process_time() - started)
+    outputs: dict[str, list] = {}
+    seconds: dict[str, list[float]] = {"syntok": [], "finegrain": []}
+    for _ in range(2):  # twice each, alternating
+        for name, times in seconds.items():
+            started = time.process_time()
+            outputs[name] = [SPLITTERS[name](line) for line in lines]
+            times.append(time.process_time() - started)
     differing = sum(a != b for a, b in zip(outputs["syntok"], outputs["finegrain"], strict=True))
     sentences = sum(map(len, outputs["syntok"]))
     words = sum(len(line.split()) for line in lines)

@@ -7,10 +7,10 @@ line of "<p>USER : ...</p> <p>SYSTEM : ...</p>" blocks; the markup and the label
 sentence. Sentences are exact substrings of the
 text (offsets from the splitter), so nothing is normalised away, and `<PHONENUMBER_1>`-style placeholders survive.
 
-The splitter is syntok's (segtok v2) rules: benchmarks/segmentation.py compares it with pysbd and Bling Fire on
-hand-segmented news, scientific, dialogue and redacted text; syntok got every sentence right at ~100x pysbd's speed
-(results in benchmarks/RESULTS.md). corpus/splitter.py runs the same rules ~6x faster than syntok's own code, with
-the same sentences.
+The splitting rules are syntok's (segtok v2): benchmarks/segmentation.py compares syntok with pysbd and Bling Fire
+on hand-segmented news, scientific, dialogue and redacted text; syntok got every sentence right at ~100x pysbd's
+speed (results in benchmarks/RESULTS.md). corpus/splitter.py runs the same rules ~6x faster than syntok's own code,
+with the same sentences.
 """
 
 import multiprocessing

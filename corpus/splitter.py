@@ -390,12 +390,7 @@ class _Segmenter:
         if self._next() not in OPENING_BRACKETS:
             self.position += 1
         after = self._move_past_terminal()
-        following = self._next()
-        if following is None:
-            following = ""  # no token: none of the tests on it below holds
-            no_next = True
-        else:
-            no_next = False
+        following = self._next() or ""  # at the end, none of the tests on the next token below holds
         if following[:1].islower() or following in INNER_PUNCTUATION:
             return state
         if not (state == FIRST and _single_letter_or_roman_numeral(before)) and following in STARTERS:
@@ -404,7 +399,7 @@ class _Segmenter:
             return state
         if before in ("no", "No", "NO") and any(c.isnumeric() for c in following) and following.isalnum():
             return state
-        no_spacing = not no_next and not self.spaced[self.position]
+        no_spacing = self._next_has_no_spacing()
         if following.isnumeric() and no_spacing:
             return state
         if no_spacing and (not after.istitle() or not after.isalpha() or len(after) == 1):

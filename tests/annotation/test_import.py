@@ -341,7 +341,7 @@ def test_splitting_in_worker_processes_stores_the_same_sentences_as_in_one(proje
     assert spread == alone and alone[0] and alone[1]
 
 
-def test_the_cycle_collector_is_off_while_importing_and_back_on_after_it_even_after_an_error(tmp_path):
+def test_the_cycle_collector_is_off_while_importing_and_back_on_after_it_even_after_an_error():
     import gc
 
     project = Project.objects.create(slug="gc", name="gc")
