@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from corpus.bulk import cycle_collection_paused, insert_rows
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
 from corpus.segmentation import Texts, dialogue_turns, segment_all
-from corpus.storable_text import unstorable
+from corpus.storable_text import may_hold_unstorable, unstorable
 
 REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
 OPTIONAL_TEXT = ("length", "redact_type", "reference")
@@ -169,7 +169,8 @@ def read_csv(text: str, errors: list[RowError]) -> Iterator[Row]:
         start = reader.line_num + 1
 
 
-def check_row(row: Row, max_chars: int) -> list[RowError]:
+def check_row(row: Row, max_chars: int, *, storable: bool = False) -> list[RowError]:
+    """Every problem of one row. `storable`: the file as a whole is known to hold no unstorable text."""
     errors = []
     values = row.values
     for name in REQUIRED:
@@ -194,12 +195,13 @@ def check_row(row: Row, max_chars: int) -> list[RowError]:
             errors.append(RowError(row.line, name, "must list at least one sentence"))
         elif len(value) > MAX_KEYFACTS and name != "sentences":
             errors.append(RowError(row.line, name, f"at most {MAX_KEYFACTS} key-facts per document"))
-    errors += check_storable(row)
+    if not storable:
+        errors += check_storable(row)
     for name, limit in MAX_LENGTHS.items():
         value = values.get(name)
         if isinstance(value, str) and len(value) > limit:
             errors.append(RowError(row.line, name, f"is {len(value):,} characters; the limit is {limit:,}"))
-    unreadable = {name for name in values if unstorable(name)}
+    unreadable = set() if storable else {name for name in values if unstorable(name)}
     if unreadable:
         errors.append(RowError(row.line, "", f"a field name {unstorable(min(unreadable))}"))
     unknown = sorted(set(values) - KNOWN_FIELDS - unreadable)
@@ -347,8 +349,9 @@ def parse(data: bytes, filename: str, project: Project) -> tuple[dict[str, Plann
     errors: list[RowError] = []
     reader = read_jsonl if guess_format(filename) == "jsonl" else read_csv
     rows = []
+    storable = not may_hold_unstorable(text)
     for row in reader(text, errors):
-        row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS)
+        row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS, storable=storable)
         errors.extend(row_errors)
         if not row_errors:
             rows.append(row)

@@ -61,7 +61,9 @@ class Document(models.Model):
 
 
 class DocumentSentence(models.Model):
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sentences")
+    # No index of its own: the unique (document, index) constraint's index leads with it, and a second one only
+    # slows the import's tens of thousands of inserts.
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sentences", db_index=False)
     index = models.PositiveIntegerField()
     text = models.TextField()
     # Dialogues are split into speaker turns first; a turn may hold several sentences.
@@ -78,7 +80,8 @@ class DocumentSentence(models.Model):
 
 
 class Summary(models.Model):
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
+    # Indexed by the unique (document, model) constraint, as DocumentSentence.document is.
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries", db_index=False)
     model = models.CharField(max_length=100, help_text="The summarizer that wrote it")
     text = models.TextField()
     text_sha256 = models.CharField(max_length=64)
@@ -94,7 +97,8 @@ class Summary(models.Model):
 
 
 class SummarySentence(models.Model):
-    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="sentences")
+    # Indexed by the unique (summary, index) constraint, as DocumentSentence.document is.
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="sentences", db_index=False)
     index = models.PositiveIntegerField()
     text = models.TextField()
 
@@ -118,7 +122,8 @@ class KeyFact(models.Model):
         ACCEPTED = "accepted", "Accepted (human key-fact)"
         REJECTED = "rejected", "Rejected"
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="keyfacts")
+    # Indexed by the unique (document, index) constraint, as DocumentSentence.document is.
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="keyfacts", db_index=False)
     index = models.PositiveIntegerField()
     text = models.TextField()
     origin = models.CharField(max_length=16, choices=Origin.choices)

@@ -99,19 +99,34 @@ def test_values_that_skip_djangos_preparation_are_what_it_would_have_sent(docume
     columns = [field for model in (DocumentSentence, KeyFact) for field in model._meta.concrete_fields]
     samples = [7, True, None, "text", "", KeyFact.Origin.choices[0][0], KeyFact.Status.values[0],
                KeyFact.Status(KeyFact.Status.values[0]), 3.0, document, "5"]
-    for field, prepare in zip(columns, bulk._preparers(columns, connection), strict=True):
+    for field in columns:
         for value in samples:
             try:
                 expected = field.get_db_prep_save(value, connection)
             except (TypeError, ValueError):
                 with pytest.raises((TypeError, ValueError)):
-                    prepare(value)
+                    bulk._prepared([(value,)], [field], connection)
                 continue
-            prepared = prepare(value)
+            [(prepared,)] = bulk._prepared([(value,)], [field], connection)
             assert prepared == expected and str(prepared) == str(expected), (field.name, value)
             # On PostgreSQL Django wraps an integer in psycopg's sized type (Int4); COPY writes the same text.
             if connection.vendor == "sqlite" or not isinstance(expected, int):
                 assert type(prepared) is type(expected), (field.name, value)
+
+
+def test_a_column_is_prepared_whole_when_one_of_its_values_is_not_plain(document):
+    from django.db import connection
+
+    from corpus.models import DocumentSentence
+
+    columns = [DocumentSentence._meta.get_field(name) for name in ("document", "index", "text")]
+    plain = [(document.pk, 0, "plain"), (document.pk, 1, None)]
+    assert bulk._prepared(plain, columns, connection) is plain
+    # A bool in an integer column is Django's to turn into 1: the whole column goes through its preparation.
+    prepared = bulk._prepared([*plain, (document.pk, True, "x")], columns, connection)
+    assert [list(row) for row in prepared] == [[document.pk, 0, "plain"], [document.pk, 1, None],
+                                               [document.pk, 1, "x"]]
+    assert type(prepared[2][1]) is not bool
 
 
 def test_the_cycle_collector_pause_restores_what_the_caller_had_even_after_an_error():
