@@ -6,12 +6,30 @@ Answers, wherever they come from (an htmx save, the plain form, the API), are ch
 annotation.services.answers.clean_answers.
 """
 
+import copy
+
 from rest_framework import serializers
 
 from .models import Label, Task, Unit
 
 
-class UnitDisplaySerializer(serializers.ModelSerializer):
+class BuiltOnce(serializers.ModelSerializer):
+    """A ModelSerializer that builds its fields from the model once per class instead of once per instance.
+
+    DRF's ModelSerializer reads the model's metadata and builds every field each time one is made: on the answer
+    path that was about a fifth of the request's CPU time. Each instance gets deep copies of the built fields, the
+    way DRF already copies a serializer's declared fields, so no two instances share a bound field. Only for
+    serializers whose fields depend on nothing but the class (no field chosen by the request or the context)."""
+
+    def get_fields(self):
+        built = type(self).__dict__.get("_built_fields")
+        if built is None:
+            built = super().get_fields()
+            type(self)._built_fields = built
+        return copy.deepcopy(built)
+
+
+class UnitDisplaySerializer(BuiltOnce):
     id = serializers.UUIDField(source="public_id", read_only=True)
 
     class Meta:
@@ -41,7 +59,7 @@ class UnitDisplaySerializer(serializers.ModelSerializer):
         return data
 
 
-class LabelSerializer(serializers.ModelSerializer):
+class LabelSerializer(BuiltOnce):
     """A label as its owner or a manager sees it."""
 
     unit = serializers.UUIDField(source="unit.public_id", read_only=True)

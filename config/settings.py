@@ -108,6 +108,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # SQLite creates the database file, not its folder.
         FINEGRAIN_STARTUP_FOLDERS.append(Path(DATABASES["default"]["NAME"]).parent)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that needs no query while the server is silent (config/postgresql).
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
     # An unreachable server fails a request (and /health/) within seconds instead of holding a gunicorn worker.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", envint("DB_CONNECT_TIMEOUT", 5))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

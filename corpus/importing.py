@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 
 from corpus.bulk import cycle_collection_paused, insert_rows
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from corpus.segmentation import Texts, dialogue_turns, segment_all
+from corpus.segmentation import DIALOGUE, DOCUMENT, SUMMARY, Splitter, dialogue_turns
 from corpus.storable_text import may_hold_unstorable, unstorable
 
 REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
@@ -88,7 +88,7 @@ def sha256(text: str) -> str:
 
 
 def decode(data: bytes) -> str:
-    if not data.strip():
+    if not data or data.isspace():  # not strip(), which copies the whole file
         raise DatasetError([RowError(0, "", "the file is empty")])
     try:
         return data.decode("utf-8-sig")
@@ -341,7 +341,13 @@ def compare_with_stored(documents: dict[str, PlannedDocument], project: Project,
     return {"documents": stored, "summaries": summaries, "keyfacts": keyfacts}
 
 
-def parse(data: bytes, filename: str, project: Project) -> tuple[dict[str, PlannedDocument], list[RowError]]:
+def document_kind(values: dict) -> str:
+    return DIALOGUE if values["input_type"] == Document.InputType.DIALOGUE else DOCUMENT
+
+
+def parse(data: bytes, filename: str, project: Project, splitter: Splitter | None = None
+          ) -> tuple[dict[str, PlannedDocument], list[RowError]]:
+    """The file's rows, checked and grouped by document. `splitter`: offered each valid row's texts to split."""
     max_bytes = settings.FINEGRAIN_MAX_UPLOAD_BYTES
     if len(data) > max_bytes:
         raise DatasetError([RowError(0, "", f"the file is {len(data):,} bytes; the limit is {max_bytes:,}")])
@@ -355,6 +361,10 @@ def parse(data: bytes, filename: str, project: Project) -> tuple[dict[str, Plann
         errors.extend(row_errors)
         if not row_errors:
             rows.append(row)
+            if splitter is not None:
+                splitter.offer(document_kind(row.values), row.values["document"])
+                if "sentences" not in row.values:
+                    splitter.offer(SUMMARY, row.values["summary"])
     if not rows and not errors:
         errors.append(RowError(0, "", "the file holds no rows"))
     documents = plan_rows(rows, project, errors)
@@ -372,13 +382,17 @@ def import_dataset(*, project: Project, data: bytes, filename: str, progress=Non
 
 
 def _import_dataset(*, project: Project, data: bytes, filename: str, progress, planned) -> ImportResult:
-    documents, errors = parse(data, filename, project)
-    stored = compare_with_stored(documents, project, errors) if not errors else {}
-    if errors:
-        raise DatasetError(sorted(errors, key=lambda error: (error.line, error.field)))
-    if planned:
-        planned(len(documents))
-    segmented = segment_new(documents, stored, progress)
+    with Splitter(settings.FINEGRAIN_SEGMENT_PROCESSES, len(data)) as splitter:
+        # Into an empty project every text is new: splitting starts while the file is still being read. Otherwise
+        # only what is not stored yet is split, once that is known.
+        early = splitter if not project.documents.exists() else None
+        documents, errors = parse(data, filename, project, early)
+        stored = compare_with_stored(documents, project, errors) if not errors else {}
+        if errors:
+            raise DatasetError(sorted(errors, key=lambda error: (error.line, error.field)))
+        if planned:
+            planned(len(documents))
+        segmented = segment_new(documents, stored, progress, splitter)
     try:
         return write_documents(project, documents, stored, segmented)
     except IntegrityError:
@@ -394,29 +408,31 @@ class Segmented:
     summaries: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (uid, model) -> sentence texts
 
 
-def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress) -> Segmented:
-    """Split what is not stored yet into sentences: the new documents and the new summaries."""
+def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress, splitter: Splitter) -> Segmented:
+    """Split what is not stored yet into sentences: the new documents and the new summaries. Summaries that came
+    with their sentences are not split again."""
     stored_documents = stored.get("documents", {})
     stored_summaries = stored.get("summaries", {})
-    work, keys = [], []
+    work = []
     for uid, planned in documents.items():
         document = stored_documents.get(uid)
-        models = [model for model, (_line, _text, given) in planned.summaries.items()
-                  if given is None and (document is None or (document.pk, model) not in stored_summaries)]
-        work.append(Texts(document=planned.values["document"] if document is None else None,
-                          dialogue=planned.values["input_type"] == Document.InputType.DIALOGUE,
-                          summaries=tuple(planned.summaries[model][1] for model in models)))
-        keys.append((uid, models))
+        models = [model for model in planned.summaries
+                  if document is None or (document.pk, model) not in stored_summaries]
+        work.append((uid, planned, document is None, models))
+        if document is None:
+            splitter.offer(document_kind(planned.values), planned.values["document"])
+        for model in models:
+            _line, text, given = planned.summaries[model]
+            if given is None:
+                splitter.offer(SUMMARY, text)
+    splitter.send()
     segmented = Segmented()
-    for (uid, models), (sentences, summaries) in zip(keys, segment_all(work, settings.FINEGRAIN_SEGMENT_PROCESSES)):
-        if sentences is not None:
-            segmented.documents[uid] = sentences
-        segmented.summaries.update({(uid, model): pieces for model, pieces in zip(models, summaries)})
-        document = stored_documents.get(uid)
-        # Summaries that came with their sentences are not split again.
-        for model, (_line, _text, given) in documents[uid].summaries.items():
-            if given is not None and (document is None or (document.pk, model) not in stored_summaries):
-                segmented.summaries[(uid, model)] = given
+    for uid, planned, new_document, models in work:
+        if new_document:
+            segmented.documents[uid] = splitter.sentences(document_kind(planned.values), planned.values["document"])
+        for model in models:
+            _line, text, given = planned.summaries[model]
+            segmented.summaries[(uid, model)] = given if given is not None else splitter.sentences(SUMMARY, text)
         if progress:
             progress(1)
     return segmented

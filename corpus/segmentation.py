@@ -15,7 +15,6 @@ with the same sentences.
 
 import multiprocessing
 import re
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -133,31 +132,75 @@ def segment_summary(text: str) -> list[str]:
     return split_sentences(text)
 
 
-@dataclass(frozen=True)
-class Texts:
-    """One document's texts to split: the document (None when it is stored already) and the new summaries."""
-
-    document: str | None
-    dialogue: bool
-    summaries: tuple[str, ...]
+# What a text is split as: a document in prose, a dialogue (turns first), or a summary.
+DOCUMENT, DIALOGUE, SUMMARY = "document", "dialogue", "summary"
+# Texts go to the workers in batches of about this many characters: a UniSumEval file makes a few dozen.
+BATCH_CHARS = 200_000
 
 
-def _segment(texts: Texts) -> tuple[list[Sentence] | None, list[list[str]]]:
-    sentences = None if texts.document is None else segment_document(texts.document, dialogue=texts.dialogue)
-    return sentences, [segment_summary(text) for text in texts.summaries]
+def split_as(kind: str, text: str) -> list[Sentence] | list[str]:
+    if kind == SUMMARY:
+        return segment_summary(text)
+    return segment_document(text, dialogue=kind == DIALOGUE)
 
 
-def segment_all(work: list[Texts], processes: int) -> Iterator[tuple[list[Sentence] | None, list[list[str]]]]:
-    """The sentences of each item of `work` (its document's, its summaries'), in order, split by `processes` worker
-    processes when there is enough text.
+def _split_batch(batch: list[tuple[str, str]]) -> list:
+    return [split_as(kind, text) for kind, text in batch]
+
+
+class Splitter:
+    """Splits an import's texts, in worker processes when there is enough text, while the caller goes on.
+
+    An import offers each text as it reads it (`offer`), before the file is checked: the workers split while the
+    rest of the file is read and checked, which is most of an import's time besides the splitting. `sentences`
+    then gives a text's sentences, waiting for its batch if need be. A text is split once however many rows
+    repeat it, and a text never offered is split when asked for.
 
     The workers are forks of this process (an import runs in a Celery worker, single-threaded): they run only the
     splitter, never touch the inherited database connection, and leave through `os._exit`, which closes nothing
-    of the parent's. A spawned worker would instead import the parent's main script again."""
-    size = sum(len(texts.document or "") + sum(map(len, texts.summaries)) for texts in work)
-    if processes <= 1 or size < PARALLEL_FROM_CHARS:
-        yield from map(_segment, work)
-        return
-    with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) as pool:
-        # Small chunks: documents range from a few to 10,000 words, and the last chunk should not leave a core idle.
-        yield from pool.map(_segment, work, chunksize=max(1, len(work) // (processes * 8)))
+    of the parent's. A spawned worker would instead import the parent's main script again. Use it as a context
+    manager: leaving drops what is still queued (a file with errors is not split to the end)."""
+
+    def __init__(self, processes: int, expected_chars: int):
+        parallel = processes > 1 and expected_chars >= PARALLEL_FROM_CHARS
+        self.pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) \
+            if parallel else None
+        self.batch: list[tuple[str, str]] = []
+        self.batch_chars = 0
+        self.results: dict[tuple[str, str], tuple] = {}  # (kind, text) -> (future, position in its batch)
+
+    def __enter__(self) -> "Splitter":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def offer(self, kind: str, text: str) -> None:
+        """Queue `text` for splitting as `kind` (when there are workers; otherwise it waits to be asked for)."""
+        if self.pool is None or (kind, text) in self.results:
+            return
+        self.results[(kind, text)] = (None, len(self.batch))
+        self.batch.append((kind, text))
+        self.batch_chars += len(text)
+        if self.batch_chars >= BATCH_CHARS:
+            self.send()
+
+    def send(self) -> None:
+        """Send the queued texts to the workers now."""
+        if not self.batch:
+            return
+        future = self.pool.submit(_split_batch, self.batch)
+        for position, key in enumerate(self.batch):
+            self.results[key] = (future, position)
+        self.batch, self.batch_chars = [], 0
+
+    def sentences(self, kind: str, text: str) -> list:
+        entry = self.results.get((kind, text))
+        if entry is None:
+            return split_as(kind, text)
+        future, position = entry
+        if future is None:
+            self.send()
+            future, position = self.results[(kind, text)]
+        return future.result()[position]

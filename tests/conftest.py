@@ -16,7 +16,9 @@ CHROMIUM = os.environ.get("FINEGRAIN_CHROMIUM", "/usr/bin/chromium")
 
 
 def services_missing() -> str | None:
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    from django.db import connections
+
+    if connections["default"].vendor != "postgresql":
         return "needs PostgreSQL: set DATABASE_URL (bash .ci/run does)"
     if not settings.CELERY_BROKER_URL.startswith("redis"):
         return "needs a Redis broker: set CELERY_BROKER_URL (bash .ci/run does)"

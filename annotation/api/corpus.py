@@ -17,9 +17,10 @@ from ..permissions import (
     projects_visible_to,
     summaries_visible_to,
 )
+from ..serializers import BuiltOnce
 
 
-class ProjectSerializer(serializers.ModelSerializer):
+class ProjectSerializer(BuiltOnce):
     class Meta:
         model = Project
         fields = [
@@ -29,13 +30,13 @@ class ProjectSerializer(serializers.ModelSerializer):
         ]
 
 
-class DocumentSentenceSerializer(serializers.ModelSerializer):
+class DocumentSentenceSerializer(BuiltOnce):
     class Meta:
         model = DocumentSentence
         fields = ["index", "text", "turn", "speaker"]
 
 
-class DocumentSerializer(serializers.ModelSerializer):
+class DocumentSerializer(BuiltOnce):
     """A document; to an annotator (a document of its own HIT) only its id, project and sentences."""
 
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -56,13 +57,13 @@ class DocumentSerializer(serializers.ModelSerializer):
         return {name: data[name] for name in self.SHOWN_TO_ANNOTATORS}
 
 
-class SummarySentenceSerializer(serializers.ModelSerializer):
+class SummarySentenceSerializer(BuiltOnce):
     class Meta:
         model = SummarySentence
         fields = ["index", "text"]
 
 
-class SummarySerializer(serializers.ModelSerializer):
+class SummarySerializer(BuiltOnce):
     document_uid = serializers.CharField(source="document.uid", read_only=True)
     sentences = SummarySentenceSerializer(many=True, read_only=True)
 
@@ -71,7 +72,7 @@ class SummarySerializer(serializers.ModelSerializer):
         fields = ["id", "document", "document_uid", "model", "text", "sentences"]
 
 
-class KeyFactSerializer(serializers.ModelSerializer):
+class KeyFactSerializer(BuiltOnce):
     class Meta:
         model = KeyFact
         fields = ["id", "document", "index", "text", "origin", "status"]

@@ -9,10 +9,11 @@ from rest_framework.response import Response
 
 from ..models import Grade
 from ..permissions import get_managed_grade, grades_visible_to
+from ..serializers import BuiltOnce
 from ..services.grades import OverrideRefused, grade_override
 
 
-class GradeSerializer(serializers.ModelSerializer):
+class GradeSerializer(BuiltOnce):
     assignment = serializers.UUIDField(source="assignment.public_id", read_only=True)
     project = serializers.CharField(source="assignment.hit.project.slug", read_only=True)
     annotator = serializers.CharField(source="assignment.annotator.pseudonym", read_only=True)

@@ -28,14 +28,14 @@ from ..permissions import (
     units_visible_to,
 )
 from ..selectors import count_of, hit_units, labels_in_order, unit_at
-from ..serializers import LabelSerializer, UnitDisplaySerializer
+from ..serializers import BuiltOnce, LabelSerializer, UnitDisplaySerializer
 from ..services.answers import ANSWER_FIELDS, InvalidAnswers, save_answers
 from ..services.assignment import MissingAnswers, WorkRefused, reserve_next_hit, return_assignment, submit_assignment
 from ..services.assistance import AssistanceRefused, set_hit_assistance
 from ..wording import QUESTION_NAMES, describe_unit
 
 
-class HitSerializer(serializers.ModelSerializer):
+class HitSerializer(BuiltOnce):
     """A HIT; to an annotator only what its page shows: not the summary (its own sentence list, beside the HIT's
     units, would tell the attention checks apart), nor the document's name or an ablation's setting."""
 
@@ -81,7 +81,7 @@ class UnitSerializer(UnitDisplaySerializer):
         return unit.hit.project_id not in self.context.get("managed_project_ids", ())
 
 
-class AssignmentSerializer(serializers.ModelSerializer):
+class AssignmentSerializer(BuiltOnce):
     id = serializers.UUIDField(source="public_id", read_only=True)
     hit = serializers.UUIDField(source="hit.public_id", read_only=True)
     project = serializers.CharField(source="hit.project.slug", read_only=True)

@@ -341,6 +341,52 @@ def test_splitting_in_worker_processes_stores_the_same_sentences_as_in_one(proje
     assert spread == alone and alone[0] and alone[1]
 
 
+def test_an_addition_to_a_project_splits_only_its_new_texts_in_the_workers(settings, monkeypatch):
+    import multiprocessing
+
+    from corpus import segmentation
+
+    def sentences(target: Project) -> list:
+        return list(SummarySentence.objects.filter(summary__document__project=target).order_by(
+            "summary__document__uid", "summary__model", "index").values_list(
+            "summary__document__uid", "summary__model", "index", "text"))
+
+    monkeypatch.setattr(segmentation, "PARALLEL_FROM_CHARS", 0)
+    offered = []
+    real_offer = segmentation.Splitter.offer
+    monkeypatch.setattr(segmentation.Splitter, "offer",
+                        lambda splitter, kind, text: offered.append(text) or real_offer(splitter, kind, text))
+    items = rows()
+    data = "\n".join(map(json.dumps, items)).encode()
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 2
+    added = Project.objects.create(slug="added", name="added")
+    import_dataset(project=added, data="\n".join(map(json.dumps, items[:2])).encode(), filename="first.jsonl")
+    offered.clear()
+    import_dataset(project=added, data=data, filename="all.jsonl")  # the first two rows are stored already
+    assert offered and not {row["summary"] for row in items[:2]} & set(offered)
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 1
+    single = Project.objects.create(slug="single", name="single")
+    import_dataset(project=single, data=data, filename="all.jsonl")
+    assert sentences(added) == sentences(single) and sentences(single)
+    assert not multiprocessing.active_children()
+
+
+def test_a_file_with_errors_split_early_in_the_workers_writes_nothing_and_leaves_no_worker(settings, monkeypatch):
+    import multiprocessing
+
+    from corpus import segmentation
+
+    monkeypatch.setattr(segmentation, "PARALLEL_FROM_CHARS", 0)
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 2
+    items = rows()
+    items[-1]["model"] = ""
+    project = Project.objects.create(slug="broken", name="broken")
+    with pytest.raises(DatasetError):
+        import_dataset(project=project, data="\n".join(map(json.dumps, items)).encode(), filename="broken.jsonl")
+    assert counts() == (0, 0, 0, 0, 0)
+    assert not multiprocessing.active_children()
+
+
 def test_the_cycle_collector_is_off_while_importing_and_back_on_after_it_even_after_an_error():
     import gc
 
