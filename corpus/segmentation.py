@@ -134,7 +134,7 @@ def segment_summary(text: str) -> list[str]:
 
 # What a text is split as: a document in prose, a dialogue (turns first), or a summary.
 DOCUMENT, DIALOGUE, SUMMARY = "document", "dialogue", "summary"
-# Texts go to the workers in batches of about this many characters: a UniSumEval file makes a few dozen.
+# Texts go to the workers in batches of about this many characters: a 1x UniSumEval file makes about twenty.
 BATCH_CHARS = 200_000
 
 
