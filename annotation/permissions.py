@@ -244,6 +244,28 @@ def readable_assignments(request) -> QuerySet[Assignment]:
                                            if may_work_in(annotator, project, **work_facts(project))])
 
 
+def readable_own_assignment(request, public_id) -> Assignment | None:
+    """The current annotator's assignment `public_id` if `readable_assignments` holds it, read as the HIT page reads
+    it (one compiled query, `OWN_ASSIGNMENT`); None otherwise, and the caller asks `assignments_visible_to`. It
+    decides by the same statuses and the same `may_work_in` facts as `readable_assignments`, so it never returns an
+    assignment that rule hides."""
+    annotator = current_annotator(request)
+    if annotator is None:
+        return None
+    try:
+        public_id = public_id if isinstance(public_id, uuid.UUID) else uuid.UUID(str(public_id))
+    except ValueError:
+        return None
+    found = OWN_ASSIGNMENT[False](public_id=public_id, annotator_id=annotator.pk, user_id=annotator.user_id)
+    if not found or found[0].status not in READABLE_STATUSES:
+        return None
+    assignment = found[0]
+    if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
+        return None
+    assignment.annotator = annotator
+    return assignment
+
+
 def hits_visible_to(request) -> QuerySet[Hit]:
     """Managers see every HIT of their projects; an annotator the HITs it may read."""
     own = readable_assignments(request).values("hit_id")

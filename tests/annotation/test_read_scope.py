@@ -134,3 +134,42 @@ def test_an_mturk_preview_shows_the_task_and_the_hits_size_not_its_items(checked
     assert "This is a preview" in page and f"{hit.units.count()} items to judge" in page
     for text in hit.units.values_list("text", flat=True):
         assert html.escape(text) not in page and text not in page
+
+
+@pytest.mark.parametrize("standing", ["active", "paused", "blocked"])
+def test_the_apis_quick_read_of_an_own_assignment_answers_exactly_as_the_general_rule(checked, annotator,
+                                                                                      other_annotator, standing,
+                                                                                      monkeypatch):
+    """GET /api/assignments/<id>/ reads an annotator's own assignment through the HIT page's compiled read
+    (annotation.permissions.readable_own_assignment); with that read switched off, every answer is the same."""
+    from annotation import permissions
+    from annotation.api import work
+    from annotation.models import Assignment
+    from tests.work import set_status
+
+    worker, other = annotator_for(annotator), annotator_for(other_annotator)
+    hits = list(checked.hits.order_by("pk")[:len(Assignment.Status.values)])
+    assert len(hits) == len(Assignment.Status.values)
+    mine = [Assignment.objects.create(hit=hit, annotator=worker, status=status,
+                                      expires_at=timezone.now() + timezone.timedelta(hours=1))
+            for hit, status in zip(hits, Assignment.Status.values, strict=True)]  # one in each status
+    theirs = reserve_next_hit(other, checked, "fv")
+    set_status(worker, checked, standing)
+    quick = []
+    monkeypatch.setattr(work, "readable_own_assignment", lambda request, public_id: quick.append(
+        found := permissions.readable_own_assignment(request, public_id)) or found)
+
+    def answers() -> list:
+        client = api(annotator)
+        return [(response.status_code, response.json()) for response in (
+            client.get(f"/api/assignments/{assignment.public_id}/") for assignment in [*mine, theirs])]
+
+    with_quick_read = answers()
+    monkeypatch.setattr(work, "readable_own_assignment", lambda request, public_id: None)
+    assert with_quick_read == answers()
+    found = [assignment for assignment in quick if assignment is not None]
+    readable = [code for code, _ in with_quick_read].count(200)
+    if standing == "active":  # held, lapsed and submitted: each read through the quick read
+        assert readable == len(found) == 3
+    else:
+        assert readable == 0 and not found

@@ -80,8 +80,7 @@ def test_the_api_runs_as_few_statements_as_the_pages(fv_assignment, annotator):
     with CaptureQueriesContext(connection) as queries:
         response = api.get(base)
     assert response.status_code == 200 and response.json()["labels"][0]["has_error"] is False
-    # The token with its user and the user's annotator, the projects it works in with its standing there (one
-    # query), the assignment, its units, its labels.
-    assert statements(queries) == [("SELECT", "authtoken_token"),
-                                   ("SELECT", "annotation_project"), ("SELECT", "annotation_assignment"),
+    # The token with its user and the user's annotator, the assignment with its project and the annotator's
+    # standing there (the HIT page's read), its units, its labels.
+    assert statements(queries) == [("SELECT", "authtoken_token"), ("SELECT", "annotation_assignment"),
                                    ("SELECT", "annotation_unit"), ("SELECT", "annotation_label")]
