@@ -2,7 +2,7 @@
 
 A kept connection (DB_CONN_MAX_AGE) is checked before a request's first query, so that a server restart or an
 administrator's termination costs a reconnect instead of an error page. Django checks by sending `SELECT 1`: one
-more round trip on every request, a seventh of a gunicorn worker's time on the answer path at 10 clients. Yet a
+more round trip on every request, a seventh of a gunicorn worker's wall time under the API's load at 10 clients. Yet a
 server that ends a connection tells the client first (an error message, then the socket's end), and both wait on
 the socket: while nothing is waiting there, the connection stands as the last query left it. So the socket is
 looked at first, which needs no query, and `SELECT 1` runs only when the server did send something. Both miss a
