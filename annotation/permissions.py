@@ -187,21 +187,29 @@ def get_own_assignment(request, public_id, *, with_document: bool = True) -> Ass
     `with_document=False` leaves out the HIT's document and summary: saving one answer needs neither, and it is the
     request annotators send most (benchmarks/hit_load.py).
     """
+    assignment = _read_own_assignment(request, public_id, with_document)
+    if assignment is None:
+        raise Http404("No such assignment")
+    if not may_work_in(assignment.annotator, assignment.hit.project, **work_facts(assignment)):
+        raise PermissionDenied("You no longer work in this project.")
+    return assignment
+
+
+def _read_own_assignment(request, public_id, with_document: bool) -> Assignment | None:
+    """The current annotator's assignment `public_id` (with its HIT's project and the facts `may_work_in` asks),
+    whatever its status and wherever the annotator works now; None when there is none."""
     annotator = current_annotator(request)
     if annotator is None:
-        raise Http404("No such assignment")
+        return None
     try:
         public_id = public_id if isinstance(public_id, uuid.UUID) else uuid.UUID(str(public_id))
     except ValueError:
-        raise Http404("No such assignment") from None
+        return None
     found = OWN_ASSIGNMENT[with_document](public_id=public_id, annotator_id=annotator.pk, user_id=annotator.user_id)
     if not found:
-        raise Http404("No such assignment")
-    assignment = found[0]
-    assignment.annotator = annotator
-    if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
-        raise PermissionDenied("You no longer work in this project.")
-    return assignment
+        return None
+    found[0].annotator = annotator
+    return found[0]
 
 
 def managed_projects(user) -> QuerySet[Project]:
@@ -249,21 +257,10 @@ def readable_own_assignment(request, public_id) -> Assignment | None:
     it (one compiled query, `OWN_ASSIGNMENT`); None otherwise, and the caller asks `assignments_visible_to`. It
     decides by the same statuses and the same `may_work_in` facts as `readable_assignments`, so it never returns an
     assignment that rule hides."""
-    annotator = current_annotator(request)
-    if annotator is None:
+    assignment = _read_own_assignment(request, public_id, with_document=False)
+    if assignment is None or assignment.status not in READABLE_STATUSES:
         return None
-    try:
-        public_id = public_id if isinstance(public_id, uuid.UUID) else uuid.UUID(str(public_id))
-    except ValueError:
-        return None
-    found = OWN_ASSIGNMENT[False](public_id=public_id, annotator_id=annotator.pk, user_id=annotator.user_id)
-    if not found or found[0].status not in READABLE_STATUSES:
-        return None
-    assignment = found[0]
-    if not may_work_in(annotator, assignment.hit.project, **work_facts(assignment)):
-        return None
-    assignment.annotator = annotator
-    return assignment
+    return assignment if may_work_in(assignment.annotator, assignment.hit.project, **work_facts(assignment)) else None
 
 
 def hits_visible_to(request) -> QuerySet[Hit]:

@@ -55,18 +55,15 @@ def update_rows(objects: Sequence[Model], fields: Sequence[str]) -> int:
     assignments = ", ".join(f"{quote(field.column)} = v.{name}" for field, name in zip(columns, names[1:]))
     table = quote(meta.db_table)
     batch = max(1, MAX_PARAMETERS // len(names))
+    rows = _prepared([(instance.pk, *(getattr(instance, field.attname) for field in columns))
+                      for instance in objects], [primary_key, *columns], connection)
     with connection.cursor() as cursor:
-        for start in range(0, len(objects), batch):
-            chunk = objects[start:start + batch]
-            parameters = []
-            for instance in chunk:
-                parameters.append(primary_key.get_db_prep_value(instance.pk, connection))
-                parameters += [field.get_db_prep_save(getattr(instance, field.attname), connection)
-                               for field in columns]
+        for start in range(0, len(rows), batch):
+            chunk = rows[start:start + batch]
             cursor.execute(
                 f"WITH v({', '.join(names)}) AS (VALUES {', '.join([row_sql] * len(chunk))}) "
                 f"UPDATE {table} SET {assignments} FROM v WHERE {table}.{quote(primary_key.column)} = v.pk",
-                parameters)
+                [value for row in chunk for value in row])
     return len(objects)
 
 
