@@ -15,6 +15,24 @@ class TaskConverter:
 
 register_converter(TaskConverter, "task")
 
+# The annotator's pages, under work/. config/urls.py lists them first: a request tries the patterns in order, and
+# an answer saved (most of all requests) would otherwise try every manager's pattern before reaching its own.
+work_urlpatterns = [
+    # `crowd_aware` lets a worker with a signed session token (MTurk, Prolific, private
+    # link) use the same HIT views; without a token they behave exactly as before (log-in and CSRF cookie).
+    path("hits/<uuid:assignment_id>/answers/<int:position>/", crowd.crowd_aware(hits.hit_answer, kind="answer"),
+         name="hit_answer"),
+    path("hits/<uuid:assignment_id>/", crowd.crowd_aware(hits.hit_page), name="hit_page"),
+    path("hits/<uuid:assignment_id>/flags/<int:position>/", crowd.crowd_aware(hits.hit_flag, kind="answer"),
+         name="hit_flag"),
+    path("hits/<uuid:assignment_id>/submit/", crowd.crowd_aware(hits.hit_submit, kind="submit"), name="hit_submit"),
+    path("hits/<uuid:assignment_id>/return/", crowd.crowd_aware(hits.hit_return, kind="return"), name="hit_return"),
+    path("", work.work_home, name="work_home"),
+    path("instructions/", work.instructions, name="work_instructions"),
+    path("<slug:slug>/<task:task>/next/", work.start_next, name="work_next"),
+    path("<slug:slug>/screening/", quality.screening, name="work_screening"),
+]
+
 urlpatterns = [
     path("", projects.home, name="home"),
     path("projects/", projects.project_list, name="project_list"),
@@ -52,22 +70,6 @@ urlpatterns = [
          name="annotator_status"),
     path("projects/<slug:slug>/quality/grades/<uuid:assignment_id>/override/", quality.grade_override_view,
          name="grade_override"),
-    path("work/<slug:slug>/screening/", quality.screening, name="work_screening"),
-    # The annotator's pages.
-    path("work/", work.work_home, name="work_home"),
-    path("work/instructions/", work.instructions, name="work_instructions"),
-    path("work/<slug:slug>/<task:task>/next/", work.start_next, name="work_next"),
-    # `crowd_aware` lets a worker with a signed session token (MTurk, Prolific, private
-    # link) use the same HIT views; without a token they behave exactly as before (log-in and CSRF cookie).
-    path("work/hits/<uuid:assignment_id>/", crowd.crowd_aware(hits.hit_page), name="hit_page"),
-    path("work/hits/<uuid:assignment_id>/answers/<int:position>/", crowd.crowd_aware(hits.hit_answer, kind="answer"),
-         name="hit_answer"),
-    path("work/hits/<uuid:assignment_id>/flags/<int:position>/", crowd.crowd_aware(hits.hit_flag, kind="answer"),
-         name="hit_flag"),
-    path("work/hits/<uuid:assignment_id>/submit/", crowd.crowd_aware(hits.hit_submit, kind="submit"),
-         name="hit_submit"),
-    path("work/hits/<uuid:assignment_id>/return/", crowd.crowd_aware(hits.hit_return, kind="return"),
-         name="hit_return"),
     # Crowd providers: the workers' ways in, and the manager's pages (annotation/views/crowd*.py).
     path("crowd/mturk/<uuid:batch_id>/", crowd.mturk_entry, name="crowd_mturk_entry"),
     path("crowd/prolific/<uuid:batch_id>/", crowd.prolific_entry, name="crowd_prolific_entry"),

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from benchmarks.hit_load import ROOT, add_database_arguments, build, django_setup
 
@@ -43,9 +44,11 @@ def measure(setup: dict, requests: int, profile: str | None) -> dict:
 
     def answer_form():
         position = next(counter) % info["units"]
-        return client.post(f"{page}answers/{position}/", {
+        # Form-encoded, as htmx and the load test send it (the test client's default would be multipart).
+        return client.post(f"{page}answers/{position}/", urlencode({
             f"u{position}-ai_right": "yes", f"u{position}-has_error": "no", f"u{position}-error_types": "",
-            f"u{position}-seconds": "1.0"}, HTTP_X_CSRFTOKEN=info["csrf"], HTTP_HX_REQUEST="true")
+            f"u{position}-seconds": "1.0"}), content_type="application/x-www-form-urlencoded",
+            HTTP_X_CSRFTOKEN=info["csrf"], HTTP_HX_REQUEST="true")
 
     def answer_api():
         position = next(counter) % info["units"]

@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation.urls import work_urlpatterns
 from corpus import first_login
 
 from . import login
@@ -13,6 +14,7 @@ from .health import health
 admin.site.login = login.rate_limited_login(admin.site.login)
 
 urlpatterns = [
+    path("work/", include(work_urlpatterns)),
     path("accounts/login/", login.login_view, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", login_required(first_login.PasswordChange.as_view()), name="password_change"),
