@@ -20,13 +20,11 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import time
 
-from benchmarks.hit_load import ROOT, add_database_arguments, build, free_port
+from benchmarks.hit_load import ROOT, add_database_arguments, build, free_port, wait_for_port
 
 CHROMIUM = os.environ.get("FINEGRAIN_CHROMIUM", "/usr/bin/chromium")
 
@@ -89,12 +87,7 @@ def main() -> None:
     server = subprocess.Popen([sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
                                "--workers", "1", "--log-level", "warning"], cwd=ROOT, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port, seconds=10)
         result = measure(port, setup["sessions"][0], args.rounds)
     finally:
         server.send_signal(signal.SIGTERM)

@@ -139,6 +139,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_for_port(port: int, seconds: float) -> None:
+    """Until a server started in the background accepts connections on `port` (or `seconds` have passed: the
+    first request then fails and says why)."""
+    for _ in range(int(seconds * 10)):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 def child(env_vars: dict, target: str, *args) -> dict:
     env = {**os.environ, **env_vars}
     env.pop("CELERY_BROKER_URL", None)
@@ -323,12 +334,7 @@ def main() -> None:
          "--keep-alive", "30", "--log-level", "warning"],
         cwd=ROOT, env=env)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port, seconds=10)
         warm_up(port, setup["sessions"], 4 * args.workers, args.api)
         result = run_load(port, setup["sessions"], args.seconds, args.think, args.api)
     finally:

@@ -23,14 +23,13 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from benchmarks.hit_load import free_port, summarize
+from benchmarks.hit_load import free_port, summarize, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
@@ -212,12 +211,7 @@ def run(args) -> dict:
          "--log-level", "warning", "--pythonpath", ls_path],
         cwd=ls_path, env=env)
     try:
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port, seconds=60)
         admin = Api(url, ADMIN_TOKEN)
         for _ in range(args.workers * 2):  # every worker loaded before the clock starts
             admin.call("GET", "/api/projects/")
