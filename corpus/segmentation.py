@@ -9,7 +9,7 @@ text (offsets from the splitter), so nothing is normalised away, and `<PHONENUMB
 
 The splitting rules are syntok's (segtok v2): benchmarks/segmentation.py compares syntok with pysbd and Bling Fire
 on hand-segmented news, scientific, dialogue and redacted text; syntok got every sentence right at ~100x pysbd's
-speed (results in benchmarks/RESULTS.md). corpus/splitter.py runs the same rules ~6x faster than syntok's own code,
+speed (results in benchmarks/RESULTS.md). corpus/splitter.py runs the same rules ~9x faster than syntok's own code,
 with the same sentences.
 """
 

@@ -3,10 +3,12 @@
 syntok (segtok v2) got every sentence of the hand-segmented gold set right (benchmarks/segmentation.py), and its
 rules stay exactly as they are; only the way they run changed, because splitting was ~90% of an import's CPU time:
 - tokens are three parallel lists (value, whether spacing precedes it, offset), not Token objects;
-- the segmenter is one loop over indexes instead of a state object per token, and it steps over the ordinary
-  tokens between two candidate boundaries (a terminal or an opening bracket) at once;
+- the segmenter is one loop over indexes instead of a state object per token; it finds a line's candidate
+  boundaries (a terminal or an opening bracket) in one pass and jumps from one to the next;
 - the commonest chunk between two spaces, one ASCII word with optional punctuation around it, is tokenized without
-  the sub-word regex, which can only split such a word where a lowercase letter meets an uppercase one.
+  the sub-word regex, which can only split such a word where a lowercase letter meets an uppercase one;
+- a line spaced by plain spaces alone, whose words hold no such meeting, is cut with `str.split`, and its runs of
+  plain words become tokens a run at a time (nine chunks in ten of the scale benchmark's text).
 Its output is syntok's, span for span: tests/corpus/test_splitter.py compares the two on the gold set, the
 repository's texts and generated text made of the tokens the rules look at; benchmarks/segmentation.py compares them
 on a whole UniSumEval-scale file.
@@ -24,6 +26,9 @@ CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE."
 """
 
 import re
+from bisect import bisect_left
+from itertools import accumulate, compress, count
+from operator import add, not_
 
 import regex
 
@@ -47,6 +52,14 @@ SEPARATION = regex.compile(
 # zero-width space.
 WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 CHUNKS = re.compile(f"[^{WHITESPACE}\u200b]+")
+# What keeps a line from being chunked at its spaces alone: other spacing, or a separation an alphanumeric chunk
+# may hold (a lowercase letter before an uppercase one, a letter-like apostrophe). Python's `re` scans for the
+# first several times faster than `regex`; a line of ASCII needs no Unicode letter classes.
+OTHER_SPACING = re.compile(f"[{WHITESPACE.replace(' ', '')}\u200b\u02B9\u02BC]")
+# In a line of ASCII, every lowercase letter made "a" and every uppercase one "A": a transition is "aA".
+LETTER_CASES = bytes.maketrans(bytes(range(ord("a"), ord("z") + 1)) + bytes(range(ord("A"), ord("Z") + 1)),
+                               b"a" * 26 + b"A" * 26)
+LOWER_UPPER = regex.compile(r"\p{Ll}\p{Lu}")
 # Every ASCII character that is not a letter or a digit: what strips a chunk down to its word.
 ASCII_NON_ALNUM = "".join(c for c in map(chr, range(128)) if not c.isalnum())
 
@@ -60,6 +73,8 @@ TERMINALS = frozenset({"..."} | set(".!?;\u203C\u203D\u2047\u2048\u2049\u3002\uF
 CANDIDATES = TERMINALS | OPENING_BRACKETS
 POST_TERMINAL = TERMINALS | CLOSING_BRACKETS
 INNER_PUNCTUATION = frozenset(",;:")
+# What the segmenter takes along after a terminal, or looks behind: any other token right after one decides alone.
+NOT_PLAIN_AFTER_TERMINAL = POST_TERMINAL | CLOSING_QUOTES | OPENING_BRACKETS
 # Bracketed text shorter than this is stepped over even when it looks like a sentence (a citation, an aside).
 MAX_BRACKET_SKIP = 70
 VOWELS = frozenset("aeiouáéííóúäëïöüåæø" + "aeiouáéííóúäëïöüåæø".upper())
@@ -128,58 +143,110 @@ def _plain_word(word: str) -> bool:
 def tokenize(text: str) -> Tokens:
     """syntok's tokenizer without its n't rewrite (as its `analyze` runs it): the same tokens, spacing and
     offsets."""
+    if text and spaces_decide(text):
+        return _tokenize_at_spaces(text)
     tokens = Tokens()
-    add_value, add_spaced, add_offset = tokens.values.append, tokens.spaced.append, tokens.offsets.append
     position = 0  # where the previous chunk ended: any spacing before this one starts there
     for chunk_match in CHUNKS.finditer(text):
         chunk_start, chunk_end = chunk_match.span()
-        chunk = chunk_match.group()
-        spaced = chunk_start > position
+        _add_chunk(tokens, text, chunk_start, chunk_end, chunk_start > position)
         position = chunk_end
-        if _plain_word(chunk):
-            add_value(chunk)
-            add_spaced(spaced)
-            add_offset(chunk_start)
-            continue
-        if chunk.isascii():
-            core = chunk.lstrip(ASCII_NON_ALNUM)
-            start = chunk_end - len(core)
-            end = start + len(core.rstrip(ASCII_NON_ALNUM))
-        else:
-            start = _word_start(text, chunk_start, chunk_end)
-            end = _word_end(text, start, chunk_end)
-        if start == chunk_end:  # nothing alphanumeric: the whole chunk is one token ("...", "--", "?!")
-            add_value(chunk)
-            add_spaced(spaced)
-            add_offset(chunk_start)
-            continue
-        for index in range(chunk_start, start):  # each symbol before the word; the first carries the spacing
-            add_value(text[index])
-            add_spaced(spaced)
-            add_offset(index)
-            spaced = False
-        word = text[start:end]
-        if _plain_word(word):
-            add_value(word)
-            add_spaced(spaced)
-            add_offset(start)
-        else:
-            _split_word(tokens, spaced, word, start)
-        tail = end
-        if text.startswith("...", end, chunk_end):
-            add_value("...")
-            add_spaced(False)
-            add_offset(end)
-            tail += 3
-        for index in range(tail, chunk_end):
-            add_value(text[index])
-            add_spaced(False)
-            add_offset(index)
     if position < len(text):  # the spacing that ends the text: an empty token
-        add_value("")
-        add_spaced(True)
-        add_offset(len(text))
+        tokens.add(True, "", len(text))
     return tokens
+
+
+def spaces_decide(text: str) -> bool:
+    """Whether the line's only spacing is the plain space and none of its alphanumeric chunks holds a separation:
+    then each such chunk is one token."""
+    if OTHER_SPACING.search(text):
+        return False
+    if text.isascii():
+        return b"aA" not in text.encode("ascii").translate(LETTER_CASES)
+    return LOWER_UPPER.search(text) is None
+
+
+def _tokenize_at_spaces(text: str) -> Tokens:
+    """A line whose only spacing is the plain space and whose alphanumeric chunks are one token each: the chunks
+    come from `str.split` and the plain words among them (nine in ten of a news text's) are taken a run at a time,
+    so that only the other chunks are looked at one by one."""
+    tokens = Tokens()
+    values, spaced, offsets = tokens.values, tokens.spaced, tokens.offsets
+    chunks = text.split(" ")
+    starts = list(map(add, accumulate(map(len, chunks), initial=0), count()))  # chunk i follows i spaces
+    done = 0
+    for index in compress(count(), map(not_, map(str.isalnum, chunks))):  # an empty chunk is two spaces in a row
+        values += chunks[done:index]
+        offsets += starts[done:index]
+        spaced += [True] * (index - done)
+        if chunk := chunks[index]:
+            start = starts[index]
+            # A word with one symbol after it or before it ("end.", "said,", "(see"): two tokens.
+            if chunk[:-1].isalnum():
+                values += (chunk[:-1], chunk[-1])
+                offsets += (start, start + len(chunk) - 1)
+                spaced += (start > 0, False)
+            elif chunk[1:].isalnum():
+                values += (chunk[0], chunk[1:])
+                offsets += (start, start + 1)
+                spaced += (start > 0, False)
+            else:
+                _add_chunk(tokens, text, start, start + len(chunk), start > 0)
+        done = index + 1
+    values += chunks[done:]
+    offsets += starts[done:len(chunks)]
+    spaced += [True] * (len(chunks) - done)
+    if chunks[0].isalnum():  # the line's first word has nothing before it
+        spaced[0] = False
+    if not chunks[-1]:  # the spacing that ends the text: an empty token
+        tokens.add(True, "", len(text))
+    return tokens
+
+
+def _add_chunk(tokens: Tokens, text: str, chunk_start: int, chunk_end: int, spaced: bool) -> None:
+    """The tokens of `text[chunk_start:chunk_end]`, a chunk between two spacings: the symbols before its word one
+    by one, the word (split at its separations), an ellipsis right after it, then the symbols after it."""
+    add_value, add_spaced, add_offset = tokens.values.append, tokens.spaced.append, tokens.offsets.append
+    chunk = text[chunk_start:chunk_end]
+    if _plain_word(chunk):
+        add_value(chunk)
+        add_spaced(spaced)
+        add_offset(chunk_start)
+        return
+    if chunk.isascii():
+        core = chunk.lstrip(ASCII_NON_ALNUM)
+        start = chunk_end - len(core)
+        end = start + len(core.rstrip(ASCII_NON_ALNUM))
+    else:
+        start = _word_start(text, chunk_start, chunk_end)
+        end = _word_end(text, start, chunk_end)
+    if start == chunk_end:  # nothing alphanumeric: the whole chunk is one token ("...", "--", "?!")
+        add_value(chunk)
+        add_spaced(spaced)
+        add_offset(chunk_start)
+        return
+    for index in range(chunk_start, start):  # each symbol before the word; the first carries the spacing
+        add_value(text[index])
+        add_spaced(spaced)
+        add_offset(index)
+        spaced = False
+    word = text[start:end]
+    if _plain_word(word):
+        add_value(word)
+        add_spaced(spaced)
+        add_offset(start)
+    else:
+        _split_word(tokens, spaced, word, start)
+    tail = end
+    if text.startswith("...", end, chunk_end):
+        add_value("...")
+        add_spaced(False)
+        add_offset(end)
+        tail += 3
+    for index in range(tail, chunk_end):
+        add_value(text[index])
+        add_spaced(False)
+        add_offset(index)
 
 
 def _word_start(text: str, start: int, end: int) -> int:
@@ -237,11 +304,13 @@ class _Segmenter:
     """syntok's segmenter state machine over a token list. `position` is the first token not yet taken into the
     current sentence (syntok's queue head); the sentence so far is `values[sentence_start:position]`."""
 
-    __slots__ = ("values", "spaced", "offsets", "count", "position", "sentence_start")
+    __slots__ = ("values", "spaced", "offsets", "count", "candidates", "position", "sentence_start")
 
     def __init__(self, tokens: Tokens) -> None:
         self.values, self.spaced, self.offsets = tokens.values, tokens.spaced, tokens.offsets
         self.count = len(self.values)
+        # The indexes of the tokens where a sentence may end or a bracket open, found in one pass.
+        self.candidates = list(compress(range(self.count), map(CANDIDATES.__contains__, self.values)))
         self.position = 0
         self.sentence_start = 0
 
@@ -294,10 +363,10 @@ class _Segmenter:
         values, count = self.values, self.count
         if self.position >= count:
             return END
-        position = self.position + 1
         # The ordinary tokens up to the next candidate boundary only extend the sentence.
-        while position < count and values[position] not in CANDIDATES:
-            position += 1
+        candidates = self.candidates
+        following = bisect_left(candidates, self.position + 1)
+        position = candidates[following] if following < len(candidates) else count
         self.position = position
         if position >= count:
             return INNER
@@ -386,10 +455,18 @@ class _Segmenter:
     def _maybe_terminal(self, state: int) -> int:
         """With a terminal or an opening bracket next: take it, and decide whether the sentence ends here
         (TERMINAL) or goes on (`state`)."""
-        before = self._last()
-        if self._next() not in OPENING_BRACKETS:
-            self.position += 1
-        after = self._move_past_terminal()
+        values, count, position = self.values, self.count, self.position
+        before = values[position - 1] if position > self.sentence_start else ""
+        if values[position] in OPENING_BRACKETS:
+            after = self._move_past_terminal()
+        else:
+            position = self.position = position + 1
+            if position >= count:
+                after = ""
+            elif values[position] in NOT_PLAIN_AFTER_TERMINAL:
+                after = self._move_past_terminal()
+            else:  # an ordinary token after the terminal decides, as _move_past_terminal would find
+                after = values[position]
         following = self._next() or ""  # at the end, none of the tests on the next token below holds
         if following[:1].islower() or following in INNER_PUNCTUATION:
             return state

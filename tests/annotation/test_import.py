@@ -189,6 +189,18 @@ def test_broken_json_lines_are_reported(tmp_path):
     ]
 
 
+def test_rows_are_separated_by_line_feeds_alone(tmp_path):
+    """JSON Lines: a row may end in "\r\n", and a JSON string may hold a line or paragraph separator as it is."""
+    items = rows()
+    items[0]["summary"] = "A council voted\u2028to rebuild the pier.\u0085It costs 4.2 million dollars."
+    path = tmp_path / "separators.jsonl"
+    path.write_bytes("".join(json.dumps(item, ensure_ascii=False) + "\r\n" for item in items).encode("utf-8"))
+    import_file(path)
+    summary = Summary.objects.get(document__uid=items[0]["uid"], model=items[0]["model"])
+    assert summary.text == items[0]["summary"]
+    assert counts()[2] == len(items)
+
+
 def test_oversized_texts_are_refused(tmp_path, settings):
     settings.FINEGRAIN_MAX_TEXT_CHARS = 100
     errors = import_errors(SMALL_JSONL)

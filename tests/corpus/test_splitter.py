@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from benchmarks.segmentation_gold import GOLD
 from corpus.segmentation import split_sentences
-from corpus.splitter import sentence_spans, tokenize
+from corpus.splitter import Tokens, _tokenize_at_spaces, sentence_spans, spaces_decide, tokenize
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,16 +52,22 @@ def test_every_text_file_of_the_repository_splits_as_with_syntok():
     assert checked > 1000
 
 
-def test_tokens_match_syntok_value_spacing_and_offset():
+def syntok_tokens(text: str) -> tuple[list[str], list[int], list[bool]]:
     from syntok.tokenizer import Tokenizer
 
+    expected = list(Tokenizer(replace_not_contraction=False).tokenize(text))
+    return ([token.value for token in expected], [token.offset for token in expected],
+            [bool(token.spacing) for token in expected])
+
+
+def as_lists(tokens: Tokens) -> tuple[list[str], list[int], list[bool]]:
+    return tokens.values, tokens.offsets, tokens.spaced
+
+
+def test_tokens_match_syntok_value_spacing_and_offset():
     text = ("  \"Dr. O'Neil's co-op,\" she said (p. 5)... didn't iPhone-like U.S.-based \u02bctwas naïve 3.5m "
             "#tag__x 東京, ok?!  ")
-    expected = list(Tokenizer(replace_not_contraction=False).tokenize(text))
-    tokens = tokenize(text)
-    assert tokens.values == [token.value for token in expected]
-    assert tokens.offsets == [token.offset for token in expected]
-    assert tokens.spaced == [bool(token.spacing) for token in expected]
+    assert as_lists(tokenize(text)) == syntok_tokens(text)
 
 
 # One line for each of syntok's rules, with the case on either side of it where there are two.
@@ -122,3 +128,27 @@ def test_generated_lines_split_as_with_syntok(line):
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
 def test_any_text_splits_as_with_syntok(text):
     assert split_sentences(text) == syntok_sentences(text)
+
+
+# Lines spaced by plain spaces alone, which are tokenized a run of words at a time when their words hold no
+# separation (no lowercase letter before an uppercase one, no letter-like apostrophe).
+spaced_lines = st.lists(st.sampled_from(PIECES), min_size=1, max_size=8, unique=True).flatmap(
+    lambda alphabet: st.lists(st.tuples(st.sampled_from(alphabet), st.sampled_from(["", " ", " ", " ", "  "])),
+                              max_size=40)).map(lambda pieces: "".join(piece + space for piece, space in pieces))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(spaced_lines)
+def test_lines_spaced_by_spaces_tokenize_and_split_as_with_syntok(line):
+    for part in line.splitlines():
+        assert as_lists(tokenize(part)) == syntok_tokens(part)
+        if part and spaces_decide(part):
+            assert as_lists(_tokenize_at_spaces(part)) == syntok_tokens(part)
+        assert sentence_spans(part) == syntok_spans(part)
+
+
+def test_the_words_between_spaces_are_taken_whole_only_where_they_hold_no_separation():
+    assert spaces_decide("The council met. It voted 7-2 (after a debate) on Monday...")
+    assert spaces_decide("naïve Ärger 東京. Über alles")
+    for line in ["It sold the iPhone.", "Ask McDonald", "ʼtwas so", "tab\there", "no\xa0break", "zero\u200bwidth"]:
+        assert not spaces_decide(line), line
