@@ -10,6 +10,7 @@ and SQLite >= 3.33 both have): one short statement per batch, the values passed 
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 
 from django.db import connections, models, router
 from django.db.models import Field, Model
@@ -84,7 +85,7 @@ def _prepared(rows: Sequence[Sequence], columns: Sequence[Field], connection) ->
     for position, field in enumerate(columns):
         target = field.target_field if type(field) in (models.ForeignKey, models.OneToOneField) else field
         plain = PLAIN_TYPES.get(type(target)) if connection.vendor in ("postgresql", "sqlite") else None
-        if plain is not None and {type(row[position]) for row in rows} <= {plain, type(None)}:
+        if plain is not None and set(map(type, map(itemgetter(position), rows))) <= {plain, type(None)}:
             continue
         preparers.append((position, field))
     if not preparers:
@@ -118,6 +119,33 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
         else:
             cursor.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(columns))})", values)
     return len(rows)
+
+
+def insert_rows_returning(model: type[Model], fields: Sequence[str], rows: Sequence[Sequence],
+                          returning: Sequence[str]) -> list[tuple]:
+    """Insert `rows` as `insert_rows` does and return the `returning` fields of every inserted row (its primary key
+    and a unique key, to tell which row got which): without a model instance per row, whose construction and
+    per-value SQL compilation took most of `bulk_create`'s time at an import's 2,025 summaries. The rows come back
+    in no promised order: neither PostgreSQL nor SQLite documents RETURNING's order for a multi-row INSERT."""
+    if not rows:
+        return []
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    meta = model._meta
+    columns = [meta.get_field(name) for name in fields]
+    values = _prepared(rows, columns, connection)
+    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    statement = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in columns)}) "
+                 f"VALUES {{}} RETURNING {', '.join(quote(meta.get_field(name).column) for name in returning)}")
+    batch = max(1, MAX_PARAMETERS // len(columns))
+    inserted = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), batch):
+            chunk = values[start:start + batch]
+            cursor.execute(statement.format(", ".join([row_sql] * len(chunk))),
+                           [value for row in chunk for value in row])
+            inserted += cursor.fetchall()
+    return inserted
 
 
 def insert_objects(objects: Sequence[Model]) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from corpus.bulk import cycle_collection_paused, insert_rows
+from corpus.bulk import cycle_collection_paused, insert_rows, insert_rows_returning
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
 from corpus.segmentation import DIALOGUE, DOCUMENT, SUMMARY, Splitter, dialogue_turns
 from corpus.storable_text import may_hold_unstorable, unstorable
@@ -468,27 +468,28 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
     by_uid = {**stored_documents, **{document.uid: document for document in new_documents}}
 
     insert_rows(DocumentSentence, ["document", "index", "text", "turn", "speaker"], [
-        (document.pk, sentence.index, sentence.text, sentence.turn, sentence.speaker)
-        for document in new_documents for sentence in segmented.documents[document.uid]])
+        (pk, sentence.index, sentence.text, sentence.turn, sentence.speaker)
+        for pk, uid in ((document.pk, document.uid) for document in new_documents)
+        for sentence in segmented.documents[uid]])
 
-    new_summaries, summary_sentences = [], []
-    keyfacts = []
+    new_summaries, their_sentences, keyfacts = [], [], []
     for uid, planned in documents.items():
         document = by_uid[uid]
         for model, (_line, text, _given) in planned.summaries.items():
             if (document.pk, model) in stored_summaries:
                 result.summaries_unchanged += 1
                 continue
-            summary = Summary(document=document, model=model, text=text, text_sha256=sha256(text))
-            new_summaries.append(summary)
-            summary_sentences.append((summary, segmented.summaries[(uid, model)]))
+            new_summaries.append((document.pk, model, text, sha256(text)))
+            their_sentences.append(segmented.summaries[(uid, model)])
         if not stored_keyfacts.get(document.pk):
             for index, (text, origin, status) in enumerate(planned_keyfacts(planned)):
                 keyfacts.append((document.pk, index, text, origin, status))
-    Summary.objects.bulk_create(new_summaries, batch_size=500)
-    # bulk_create set the summaries' primary keys, which their sentences point at.
+    summary_keys = {(document_pk, model): pk for pk, document_pk, model in insert_rows_returning(
+        Summary, ["document", "model", "text", "text_sha256"], new_summaries, ["id", "document", "model"])}
     insert_rows(SummarySentence, ["summary", "index", "text"], [
-        (summary.pk, index, text) for summary, pieces in summary_sentences for index, text in enumerate(pieces)])
+        (summary_keys[(document_pk, model)], index, text)
+        for (document_pk, model, _text, _sha), pieces in zip(new_summaries, their_sentences, strict=True)
+        for index, text in enumerate(pieces)])
     insert_rows(KeyFact, ["document", "index", "text", "origin", "status"], keyfacts)
     result.summaries_created = len(new_summaries)
     result.keyfacts_created = len(keyfacts)

@@ -41,6 +41,18 @@ def test_a_row_that_breaks_a_constraint_raises_integrity_error_and_writes_nothin
     assert list(SummarySentence.objects.values_list("text", flat=True)) == ["already there"]
 
 
+def test_it_returns_the_keys_of_every_inserted_row_across_batches(document, monkeypatch):
+    monkeypatch.setattr(bulk, "MAX_PARAMETERS", 8)  # 4 columns: 2 rows per statement, so 3 statements here
+    rows = [(document.pk, f"model {i}", f"Summary {i}.", f"{i:064x}") for i in range(5)]
+    returned = bulk.insert_rows_returning(Summary, ["document", "model", "text", "text_sha256"], rows,
+                                          ["id", "document", "model"])
+    stored = {(summary.document_id, summary.model): summary for summary in Summary.objects.all()}
+    assert sorted(returned) == sorted((stored[(pk, model)].pk, pk, model) for pk, model, _text, _sha in rows)
+    assert [(stored[(pk, model)].text, stored[(pk, model)].text_sha256) for pk, model, _t, _s in rows] == [
+        (text, sha) for _pk, _model, text, sha in rows]
+    assert bulk.insert_rows_returning(Summary, ["document", "model", "text", "text_sha256"], [], ["id"]) == []
+
+
 def test_it_updates_each_row_with_its_own_values_across_batches(document, monkeypatch):
     monkeypatch.setattr(bulk, "MAX_PARAMETERS", 9)  # 3 columns: 3 rows per statement, so 4 statements here
     facts = KeyFact.objects.bulk_create([KeyFact(document=document, index=i, text=f"fact {i}", origin="imported")
