@@ -358,10 +358,17 @@ def parse(data: bytes, filename: str, project: Project, splitter: Splitter | Non
     reader = read_jsonl if guess_format(filename) == "jsonl" else read_csv
     rows = []
     storable = not may_hold_unstorable(text)
+    # Each row repeats its document: the rows of one uid share the first row's string when theirs is equal, so
+    # that the file's documents are held once (not nine times) and hashed once when looked up.
+    first_text: dict[str, str] = {}
     for row in reader(text, errors):
         row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS, storable=storable)
         errors.extend(row_errors)
         if not row_errors:
+            values = row.values
+            document = first_text.setdefault(values["uid"], values["document"])
+            if document == values["document"]:
+                values["document"] = document
             rows.append(row)
             if splitter is not None:
                 splitter.offer(document_kind(row.values), row.values["document"])

@@ -17,6 +17,7 @@ import multiprocessing
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .splitter import sentence_spans
 
@@ -34,8 +35,10 @@ RELEASE_TURN = re.compile(r"<p>(?P<body>.*?)</p>", re.DOTALL)
 RELEASE_LABEL = re.compile(rf"\s*(?P<speaker>{LABEL})\s*:\s*")
 
 
-@dataclass(frozen=True)
-class Sentence:
+class Sentence(NamedTuple):
+    """A tuple, not a dataclass: an import's splitting workers send tens of thousands of them back, and a tuple
+    pickles and unpickles with no attribute dictionary per sentence."""
+
     index: int
     text: str
     turn: int | None = None
