@@ -294,9 +294,12 @@ def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict
 
 
 def planned_keyfacts(planned: PlannedDocument) -> list[tuple[str, str, str]]:
-    """(text, origin, status) in index order: candidates first, then human key-facts (paper B.3)."""
-    facts = [(text, KeyFact.Origin.IMPORTED, KeyFact.Status.CANDIDATE) for text in planned.pred_keyfact or []]
-    facts += [(text, KeyFact.Origin.HUMAN, KeyFact.Status.ACCEPTED) for text in planned.keyfact or []]
+    """(text, origin, status) in index order: candidates first, then human key-facts (paper B.3). The choices'
+    plain values: a bulk write passes a column of plain strings to the database as it is."""
+    candidate = (KeyFact.Origin.IMPORTED.value, KeyFact.Status.CANDIDATE.value)
+    human = (KeyFact.Origin.HUMAN.value, KeyFact.Status.ACCEPTED.value)
+    facts = [(text, *candidate) for text in planned.pred_keyfact or []]
+    facts += [(text, *human) for text in planned.keyfact or []]
     return facts
 
 
@@ -461,36 +464,31 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
             result.documents_unchanged += 1
             continue
         values = planned.values
-        new_documents.append(
-            Document(
-                project=project, uid=uid, doc_id=values["doc_id"], source=values["source"], domain=values["domain"],
-                input_type=values["input_type"], length=values["length"], redact_type=values["redact_type"],
-                text=values["document"], reference=values["reference"],
-                word_count=planned.word_count,
-                text_sha256=sha256(values["document"]),
-            )
-        )
-    Document.objects.bulk_create(new_documents, batch_size=500)
+        new_documents.append((project.pk, uid, values["doc_id"], values["source"], values["domain"],
+                              values["input_type"], values["length"], values["redact_type"], values["document"],
+                              values["reference"], planned.word_count, sha256(values["document"])))
+    document_keys = {uid: pk for pk, uid in insert_rows_returning(
+        Document, ["project", "uid", "doc_id", "source", "domain", "input_type", "length", "redact_type", "text",
+                   "reference", "word_count", "text_sha256"], new_documents, ["id", "uid"])}
     result.documents_created = len(new_documents)
-    by_uid = {**stored_documents, **{document.uid: document for document in new_documents}}
+    document_keys.update((uid, document.pk) for uid, document in stored_documents.items())
 
     insert_rows(DocumentSentence, ["document", "index", "text", "turn", "speaker"], [
-        (pk, sentence.index, sentence.text, sentence.turn, sentence.speaker)
-        for pk, uid in ((document.pk, document.uid) for document in new_documents)
-        for sentence in segmented.documents[uid]])
+        (document_keys[uid], sentence.index, sentence.text, sentence.turn, sentence.speaker)
+        for _project, uid, *_values in new_documents for sentence in segmented.documents[uid]])
 
     new_summaries, their_sentences, keyfacts = [], [], []
     for uid, planned in documents.items():
-        document = by_uid[uid]
+        document_pk = document_keys[uid]
         for model, (_line, text, _given) in planned.summaries.items():
-            if (document.pk, model) in stored_summaries:
+            if (document_pk, model) in stored_summaries:
                 result.summaries_unchanged += 1
                 continue
-            new_summaries.append((document.pk, model, text, sha256(text)))
+            new_summaries.append((document_pk, model, text, sha256(text)))
             their_sentences.append(segmented.summaries[(uid, model)])
-        if not stored_keyfacts.get(document.pk):
+        if not stored_keyfacts.get(document_pk):
             for index, (text, origin, status) in enumerate(planned_keyfacts(planned)):
-                keyfacts.append((document.pk, index, text, origin, status))
+                keyfacts.append((document_pk, index, text, origin, status))
     summary_keys = {(document_pk, model): pk for pk, document_pk, model in insert_rows_returning(
         Summary, ["document", "model", "text", "text_sha256"], new_summaries, ["id", "document", "model"])}
     insert_rows(SummarySentence, ["summary", "index", "text"], [
