@@ -54,18 +54,32 @@ class Turn:
     end: int
 
 
+# Where `str.splitlines` ends a line.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def sentence_bounds(text: str) -> list[tuple[int, int]]:
+    """Each sentence of `text` as (start, end) offsets into it, line by line (a line break always ends a sentence
+    in our sources), without the spacing around it: the stored sentence is an exact substring, never re-spaced."""
+    bounds = []
+    position = 0  # where the line starts in `text`
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip(LINE_BREAKS)
+        if body.strip():
+            for start, end in sentence_spans(body):
+                while start < end and body[start].isspace():
+                    start += 1
+                while end > start and body[end - 1].isspace():
+                    end -= 1
+                if end > start:
+                    bounds.append((position + start, position + end))
+        position += len(line)
+    return bounds
+
+
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences, line by line (a line break always ends a sentence in our sources)."""
-    sentences = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        for start, end in sentence_spans(line):
-            # Offsets into the original line: the stored sentence is an exact substring, never re-spaced.
-            piece = line[start:end].strip()
-            if piece:
-                sentences.append(piece)
-    return sentences
+    """Split prose into sentences, line by line."""
+    return [text[start:end] for start, end in sentence_bounds(text)]
 
 
 def is_release_format(text: str) -> bool:
@@ -122,13 +136,8 @@ def segment_document(text: str, *, dialogue: bool) -> list[Sentence]:
     """The document's sentences, numbered from 0. A dialogue is split into turns first (each sentence keeps its turn
     and speaker); every sentence is an exact substring of `text`, the release's markup and the speakers' labels
     are in none."""
-    if not dialogue:
-        return [Sentence(index=i, text=s) for i, s in enumerate(split_sentences(text))]
-    sentences: list[Sentence] = []
-    for number, turn in enumerate(dialogue_turns(text)):
-        for piece in split_sentences(text[turn.start:turn.end]):
-            sentences.append(Sentence(index=len(sentences), text=piece, turn=number, speaker=turn.speaker))
-    return sentences
+    kind = DIALOGUE if dialogue else DOCUMENT
+    return _sentences(kind, text, _bounds(kind, text))
 
 
 def segment_summary(text: str) -> list[str]:
@@ -147,8 +156,33 @@ def split_as(kind: str, text: str) -> list[Sentence] | list[str]:
     return segment_document(text, dialogue=kind == DIALOGUE)
 
 
+def _bounds(kind: str, text: str) -> tuple[list[int], list[str]]:
+    """Where `text`'s sentences are, as plain numbers: a flat list of (start, end), or for a dialogue of (start,
+    end, turn), and a dialogue's speaker for each turn. What a splitting worker sends back: numbers pickle and
+    unpickle several times faster than the sentences' strings and tuples."""
+    if kind != DIALOGUE:
+        return [offset for bounds in sentence_bounds(text) for offset in bounds], []
+    flat, speakers = [], []
+    for number, turn in enumerate(dialogue_turns(text)):
+        speakers.append(turn.speaker)
+        for start, end in sentence_bounds(text[turn.start:turn.end]):
+            flat += (turn.start + start, turn.start + end, number)
+    return flat, speakers
+
+
+def _sentences(kind: str, text: str, found: tuple[list[int], list[str]]) -> list[Sentence] | list[str]:
+    """The sentences `_bounds` found in `text`, as `split_as` gives them."""
+    flat, speakers = found
+    if kind == SUMMARY:
+        return [text[start:end] for start, end in zip(flat[::2], flat[1::2])]
+    if kind == DOCUMENT:
+        return [Sentence(index, text[start:end]) for index, (start, end) in enumerate(zip(flat[::2], flat[1::2]))]
+    return [Sentence(index, text[start:end], turn, speakers[turn])
+            for index, (start, end, turn) in enumerate(zip(flat[::3], flat[1::3], flat[2::3]))]
+
+
 def _split_batch(batch: list[tuple[str, str]]) -> list:
-    return [split_as(kind, text) for kind, text in batch]
+    return [_bounds(kind, text) for kind, text in batch]
 
 
 class Splitter:
@@ -206,4 +240,4 @@ class Splitter:
         if future is None:
             self.send()
             future, position = self.results[(kind, text)]
-        return future.result()[position]
+        return _sentences(kind, text, future.result()[position])
