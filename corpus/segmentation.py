@@ -15,6 +15,7 @@ with the same sentences.
 
 import multiprocessing
 import re
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -148,6 +149,8 @@ def segment_summary(text: str) -> list[str]:
 DOCUMENT, DIALOGUE, SUMMARY = "document", "dialogue", "summary"
 # Texts go to the workers in batches of about this many characters: a 1x UniSumEval file makes about twenty.
 BATCH_CHARS = 200_000
+# Seconds a thread may hold the interpreter lock while another waits for it, while the workers split.
+HANDOVER_SWITCH_INTERVAL = 0.0005
 
 
 def split_as(kind: str, text: str) -> list[Sentence] | list[str]:
@@ -202,6 +205,12 @@ class Splitter:
         parallel = processes > 1 and expected_chars >= PARALLEL_FROM_CHARS
         self.pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) \
             if parallel else None
+        self.switch_interval = sys.getswitchinterval()
+        if parallel:
+            # The pool's threads in this process hand the batches over and take the results in; while the import
+            # reads the file they wait for the interpreter lock, up to the switch interval (5 ms) at each step,
+            # and the workers wait with them. At 0.5 ms a 1x import took 4% less time.
+            sys.setswitchinterval(min(self.switch_interval, HANDOVER_SWITCH_INTERVAL))
         self.batch: list[tuple[str, str]] = []
         self.batch_chars = 0
         self.results: dict[tuple[str, str], tuple] = {}  # (kind, text) -> (future, position in its batch)
@@ -212,6 +221,7 @@ class Splitter:
     def __exit__(self, *exc_info) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+        sys.setswitchinterval(self.switch_interval)
 
     def offer(self, kind: str, text: str) -> None:
         """Queue `text` for splitting as `kind` (when there are workers; otherwise it waits to be asked for)."""
