@@ -6,7 +6,9 @@ Default data: benchmarks/out/scale-1x.jsonl (`python -m benchmarks.scale generat
 2,025 summaries, 36.5 MB). With --before, the import of that commit's code (`git archive`) runs in turn with this
 tree's, N times each (ABAB...), so that a shared machine's load falls on both alike; both must store the same
 sentences and key-facts (a digest of every stored row is compared). Each import runs in its own process; the time
-is `import_dataset` alone (Django's start and the migrations are not in it).
+is `import_dataset` alone (Django's start and the migrations are not in it). Each run also prints when the steps of
+the first import end (the file read and checked, the last text split, the write) and its CPU time, in the importing
+process and in its splitting workers.
 
 PostgreSQL: a scratch database `finegrain_bench` on 127.0.0.1:5432 is dropped and re-created for every import.
 """
@@ -31,16 +33,34 @@ import hashlib, json, os, sys, time
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
+import resource
 from django.core.management import call_command
+from corpus import importing
 from corpus.importing import import_dataset
 from corpus.models import DocumentSentence, KeyFact, Project, SummarySentence
 call_command("migrate", verbosity=0)
 project = Project.objects.create(slug="bench", name="bench")
 path = sys.argv[1]
 data = open(path, "rb").read()
+# When each step of the first import ends, from its start: the file read and checked, the last text split, the
+# write. Both codes have these three functions.
+ends = {}
+def timed(name, function):
+    def step(*args, **kwargs):
+        result = function(*args, **kwargs)
+        ends.setdefault(name, round(time.perf_counter() - started, 3))
+        return result
+    return step
+importing.parse = timed("read_and_checked", importing.parse)
+importing.segment_new = timed("split", importing.segment_new)
+importing.write_documents = timed("written", importing.write_documents)
+cpu = time.process_time()
 started = time.perf_counter()
 first = import_dataset(project=project, data=data, filename=os.path.basename(path))
 seconds = time.perf_counter() - started
+cpu = round(time.process_time() - cpu, 2)
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+workers_cpu = round(children.ru_utime + children.ru_stime, 2)
 started = time.perf_counter()
 again = import_dataset(project=project, data=data, filename=os.path.basename(path))
 again_seconds = time.perf_counter() - started
@@ -55,7 +75,8 @@ for rows in (DocumentSentence.objects.order_by("document__uid", "index").values_
         digest.update(repr(row).encode())
 print(json.dumps({"rows": first.rows, "document_sentences": DocumentSentence.objects.count(),
                   "summary_sentences": SummarySentence.objects.count(), "keyfacts": KeyFact.objects.count(),
-                  "import_seconds": round(seconds, 2), "reimport_seconds": round(again_seconds, 2),
+                  "import_seconds": round(seconds, 2), "steps_end_seconds": ends, "import_cpu_seconds": cpu,
+                  "workers_cpu_seconds": workers_cpu, "reimport_seconds": round(again_seconds, 2),
                   "reimport_changed": again.changed, "stored_sha256": digest.hexdigest()[:16]}))
 '''
 
@@ -96,15 +117,26 @@ def main() -> None:
             codes["before"] = checkout(args.before, Path(temporary))
         for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
             seconds: dict[str, list[float]] = {name: [] for name in codes}
+            runs: dict[str, list[dict]] = {name: [] for name in codes}
             digests = set()
             for _ in range(args.repeat):
                 for name, code in codes.items():
                     line = {"engine": engine, "code": name, **run_once(code, engine, data)}
                     print(json.dumps(line), flush=True)
                     seconds[name].append(line["import_seconds"])
+                    runs[name].append(line)
                     digests.add(line["stored_sha256"])
             summary = {"engine": engine, "median_import_seconds": {name: statistics.median(values)
                                                                    for name, values in seconds.items()},
+                       "median_steps_end_seconds": {name: {step: statistics.median(run["steps_end_seconds"][step]
+                                                                          for run in runs[name])
+                                                                   for step in runs[name][0]["steps_end_seconds"]}
+                                                    for name in codes},
+                       "median_cpu_seconds": {name: {"import": statistics.median(run["import_cpu_seconds"]
+                                                                                  for run in runs[name]),
+                                                     "workers": statistics.median(run["workers_cpu_seconds"]
+                                                                                   for run in runs[name])}
+                                              for name in codes},
                        "same_rows": len(digests) == 1}
             if args.before:
                 summary["ratio_before_after"] = round(statistics.median(seconds["before"])
