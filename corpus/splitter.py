@@ -53,8 +53,8 @@ SEPARATION = regex.compile(
 WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 CHUNKS = re.compile(f"[^{WHITESPACE}\u200b]+")
 # What keeps a line from being chunked at its spaces alone: other spacing, or a separation an alphanumeric chunk
-# may hold (a lowercase letter before an uppercase one, a letter-like apostrophe). Python's `re` scans for the
-# first several times faster than `regex`; a line of ASCII needs no Unicode letter classes.
+# may hold (a lowercase letter before an uppercase one, a letter-like apostrophe). Python's `re` finds the spacing
+# and the apostrophes several times faster than `regex`; a line of ASCII needs no Unicode letter classes.
 OTHER_SPACING = re.compile(f"[{WHITESPACE.replace(' ', '')}\u200b\u02B9\u02BC]")
 # In a line of ASCII, every lowercase letter made "a" and every uppercase one "A": a transition is "aA".
 LETTER_CASES = bytes.maketrans(bytes(range(ord("a"), ord("z") + 1)) + bytes(range(ord("A"), ord("Z") + 1)),
@@ -73,7 +73,8 @@ TERMINALS = frozenset({"..."} | set(".!?;\u203C\u203D\u2047\u2048\u2049\u3002\uF
 CANDIDATES = TERMINALS | OPENING_BRACKETS
 POST_TERMINAL = TERMINALS | CLOSING_BRACKETS
 INNER_PUNCTUATION = frozenset(",;:")
-# What the segmenter takes along after a terminal, or looks behind: any other token right after one decides alone.
+# After a terminal, these tokens are taken into the sentence or looked past (more terminals, closing brackets and
+# quotes, an opening bracket); any other token right after a terminal is the one the decision turns on.
 NOT_PLAIN_AFTER_TERMINAL = POST_TERMINAL | CLOSING_QUOTES | OPENING_BRACKETS
 # Bracketed text shorter than this is stepped over even when it looks like a sentence (a citation, an aside).
 MAX_BRACKET_SKIP = 70
@@ -168,8 +169,8 @@ def spaces_decide(text: str) -> bool:
 
 def _tokenize_at_spaces(text: str) -> Tokens:
     """A line whose only spacing is the plain space and whose alphanumeric chunks are one token each: the chunks
-    come from `str.split` and the plain words among them (nine in ten of a news text's) are taken a run at a time,
-    so that only the other chunks are looked at one by one."""
+    come from `str.split`, and the plain words among them (nine in ten of the scale benchmark's) are taken a run at
+    a time, so that only the other chunks are looked at one by one."""
     tokens = Tokens()
     values, spaced, offsets = tokens.values, tokens.spaced, tokens.offsets
     chunks = text.split(" ")
