@@ -206,6 +206,13 @@ class Splitter:
         self.pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) \
             if parallel else None
         self.switch_interval = sys.getswitchinterval()
+        # A Celery prefork worker's child, which runs an uploaded file's import, is a daemonic process, and
+        # multiprocessing refuses to start processes from one: the rule keeps a daemon's children from outliving
+        # it. These workers never do (leaving joins them), so the flag is lifted while they exist.
+        self.daemon_config = multiprocessing.current_process()._config
+        self.was_daemon = bool(self.daemon_config.get("daemon")) and parallel
+        if self.was_daemon:
+            self.daemon_config["daemon"] = False
         if parallel:
             # The pool's threads in this process hand the batches over and take the results in; while the import
             # reads the file they wait for the interpreter lock, up to the switch interval (5 ms) at each step,
@@ -222,6 +229,8 @@ class Splitter:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
         sys.setswitchinterval(self.switch_interval)
+        if self.was_daemon:
+            self.daemon_config["daemon"] = True
 
     def offer(self, kind: str, text: str) -> None:
         """Queue `text` for splitting as `kind` (when there are workers; otherwise it waits to be asked for)."""

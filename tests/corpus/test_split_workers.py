@@ -69,3 +69,16 @@ def test_the_switch_interval_is_short_while_the_workers_split_and_restored_after
     assert sys.getswitchinterval() == before
     with Splitter(1, 10_000):
         assert sys.getswitchinterval() == before
+
+
+def test_a_daemonic_process_such_as_a_celery_prefork_child_splits_in_workers_and_stays_daemonic(parallel,
+                                                                                                  monkeypatch):
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    with Splitter(2, 10_000) as splitter:
+        for kind, text in TEXTS:
+            splitter.offer(kind, text)
+        splitter.send()
+        assert [splitter.sentences(kind, text) for kind, text in TEXTS] == [split_as(kind, text) for kind, text in TEXTS]
+        assert splitter.pool._processes  # the texts were split in worker processes
+    assert multiprocessing.current_process().daemon
+    assert not multiprocessing.active_children()
