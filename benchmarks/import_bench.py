@@ -116,16 +116,15 @@ def main() -> None:
         if args.before:
             codes["before"] = checkout(args.before, Path(temporary))
         for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
-            seconds: dict[str, list[float]] = {name: [] for name in codes}
             runs: dict[str, list[dict]] = {name: [] for name in codes}
             digests = set()
             for _ in range(args.repeat):
                 for name, code in codes.items():
                     line = {"engine": engine, "code": name, **run_once(code, engine, data)}
                     print(json.dumps(line), flush=True)
-                    seconds[name].append(line["import_seconds"])
                     runs[name].append(line)
                     digests.add(line["stored_sha256"])
+            seconds = {name: [run["import_seconds"] for run in runs[name]] for name in codes}
             summary = {"engine": engine, "median_import_seconds": {name: statistics.median(values)
                                                                    for name, values in seconds.items()},
                        "median_steps_end_seconds": {name: {step: statistics.median(run["steps_end_seconds"][step]

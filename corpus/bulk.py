@@ -99,16 +99,22 @@ def _prepared(rows: Sequence[Sequence], columns: Sequence[Field], connection) ->
     return prepared
 
 
+def _insertion(model: type[Model], fields: Sequence[str], rows: Sequence[Sequence]) -> tuple:
+    """The connection to write `model` through, its table with the `fields`' columns (quoted, for an INSERT or a
+    COPY), and `rows` as the database takes them."""
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    columns = [model._meta.get_field(name) for name in fields]
+    table = f"{quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in columns)})"
+    return connection, table, _prepared(rows, columns, connection)
+
+
 def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequence]) -> int:
     """Insert `rows` (tuples of values in `fields` order) into `model`'s table, for rows whose primary keys nobody
     needs back: no model instance is made for them (an import's tens of thousands of sentences). Returns the rows."""
     if not rows:
         return 0
-    connection = connections[router.db_for_write(model)]
-    quote = connection.ops.quote_name
-    columns = [model._meta.get_field(name) for name in fields]
-    table = f"{quote(model._meta.db_table)} ({', '.join(quote(field.column) for field in columns)})"
-    values = _prepared(rows, columns, connection)
+    connection, table, values = _insertion(model, fields, rows)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # COPY streams the rows in one statement: at an import's 28,000 sentences it wrote them ~4x faster
@@ -117,7 +123,7 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
                 for row in values:
                     copy.write_row(row)
         else:
-            cursor.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(columns))})", values)
+            cursor.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(fields))})", values)
     return len(rows)
 
 
@@ -129,15 +135,12 @@ def insert_rows_returning(model: type[Model], fields: Sequence[str], rows: Seque
     in no promised order: neither PostgreSQL nor SQLite documents RETURNING's order for a multi-row INSERT."""
     if not rows:
         return []
-    connection = connections[router.db_for_write(model)]
+    connection, table, values = _insertion(model, fields, rows)
     quote = connection.ops.quote_name
-    meta = model._meta
-    columns = [meta.get_field(name) for name in fields]
-    values = _prepared(rows, columns, connection)
-    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    statement = (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in columns)}) "
-                 f"VALUES {{}} RETURNING {', '.join(quote(meta.get_field(name).column) for name in returning)}")
-    batch = max(1, MAX_PARAMETERS // len(columns))
+    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    statement = (f"INSERT INTO {table} VALUES {{}} "
+                 f"RETURNING {', '.join(quote(model._meta.get_field(name).column) for name in returning)}")
+    batch = max(1, MAX_PARAMETERS // len(fields))
     inserted = []
     with connection.cursor() as cursor:
         for start in range(0, len(values), batch):

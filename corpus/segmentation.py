@@ -154,9 +154,7 @@ HANDOVER_SWITCH_INTERVAL = 0.0005
 
 
 def split_as(kind: str, text: str) -> list[Sentence] | list[str]:
-    if kind == SUMMARY:
-        return segment_summary(text)
-    return segment_document(text, dialogue=kind == DIALOGUE)
+    return _sentences(kind, text, _bounds(kind, text))
 
 
 def _bounds(kind: str, text: str) -> tuple[list[int], list[str]]:
