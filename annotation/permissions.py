@@ -42,8 +42,9 @@ def get_managed_hit(user, slug: str, public_id, *, reading: bool = False) -> Hit
     return hit
 
 
-# --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else, so that a
-# session-bound identity (a private link, a crowd worker arriving from MTurk or Prolific) can plug in here later.
+# --- Annotation work. Pages and API views take the annotator from `current_annotator` and nothing else: the
+# account's annotator, or on the crowd worker's own routes the session-bound identity (a private link, a crowd worker
+# arriving from MTurk or Prolific; annotation.crowd.tokens decides which routes those are and refuses the rest).
 
 ACCOUNT_ANNOTATOR = CompiledQuery(lambda user_id: Annotator.objects.filter(user_id=user_id), user_id=MARKER_ID)
 
@@ -59,11 +60,11 @@ def _annotator_of(user) -> Annotator | None:
 
 
 def current_annotator(request) -> Annotator | None:
-    """The annotator this request works as: today the logged-in account, its Annotator row made on first use."""
+    """The annotator this request works as: on a crowd worker's route, the crowd session's; elsewhere the logged-in
+    account's, its Annotator row made on first use. A request never carries both (OneCallerPerRequest)."""
     if hasattr(request, "_finegrain_annotator"):
         return request._finegrain_annotator
     annotator = None
-    # A signed crowd/link session token wins over the log-in (annotation.crowd.tokens).
     from .crowd.tokens import session_of
 
     if (session := session_of(request)) is not None:

@@ -106,7 +106,7 @@ def prepare(annotators: int) -> dict:
         user = User.objects.create_user(f"load{index:03d}", password="unused-password-1")
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
         annotator = Annotator.objects.create(user=user, provider=Annotator.Provider.ACCOUNT, external_id=str(user.pk))
-        assignment = reserve_next_hit(annotator, project, "fv")
+        assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
         session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]

@@ -2,7 +2,9 @@ from rest_framework.routers import DefaultRouter
 
 from annotation import api
 
-router = DefaultRouter()
+# No format suffixes (`/api/assignments/reserve.json`): the API speaks JSON, chosen by the Accept header, and every
+# address exists once, so each is covered by the same permission checks and tests.
+router = DefaultRouter(include_format_suffixes=False)
 router.register("projects", api.ProjectViewSet, basename="project")
 router.register("documents", api.DocumentViewSet, basename="document")
 router.register("summaries", api.SummaryViewSet, basename="summary")

@@ -58,6 +58,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "corpus.first_login.RequirePasswordChange",
+    # One caller per request: a log-in or a crowd worker's session, never both, and the latter only on its own routes.
+    "annotation.crowd.tokens.OneCallerPerRequest",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

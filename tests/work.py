@@ -125,7 +125,7 @@ def complete(assignment, *, yes: bool = True):
 
 
 def work_through(annotator: Annotator, project: Project, task: str, *, yes: bool = True):
-    assignment = reserve_next_hit(annotator, project, task)
+    assignment = reserve_next_hit(annotator, project, task, confirmed=True)
     assert assignment is not None
     complete(assignment, yes=yes)
     return assignment

@@ -251,7 +251,7 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         project = get_work_project(request, data.validated_data["project"])
         task = data.validated_data["task"]
         try:
-            assignment = reserve_next_hit(current_annotator(request), project, task)
+            assignment = reserve_next_hit(current_annotator(request), project, task, confirmed=True)
         except WorkRefused as refusal:
             return _problem(str(refusal), refusal.status_code)
         if assignment is None:

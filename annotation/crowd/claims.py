@@ -194,7 +194,7 @@ def link_next(*, link: PrivateLink, annotator: Annotator):
         raise NeedsScreening(sign_session(annotator=annotator, project_id=link.project_id, provider="link",
                                           link=link))
     try:
-        assignment = reserve_next_hit(annotator, link.project, link.task)
+        assignment = reserve_next_hit(annotator, link.project, link.task, confirmed=True)
     except WorkRefused as refusal:
         raise ClaimRefused(str(refusal)) from refusal
     if assignment is None:

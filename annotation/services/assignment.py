@@ -31,6 +31,11 @@ class WorkRefused(Exception):
 
     status_code = 409
 
+    def __init__(self, message: str, status_code: int | None = None):
+        super().__init__(message)
+        if status_code is not None:
+            self.status_code = status_code
+
 
 class AlreadySubmitted(WorkRefused):
     def __init__(self):
@@ -47,16 +52,23 @@ class MissingAnswers(WorkRefused):
                                      for unit, fields in missing))
 
 
-def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, fresh: bool = False,
-                     confirmed: bool = True) -> Assignment | None:
+def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, confirmed: bool,
+                     fresh: bool = False) -> Assignment | None:
     """The annotator's open reservation of `task`, or a new one on the first HIT that still needs people.
 
     None when nothing is left. An annotator holds at most one open reservation per task and never gets a HIT they
     submitted or returned. `fresh`: a new claim from a crowd provider (a Prolific session) reserves, so no reservation
-    of another claim is reused or renewed; `confirmed` says whether the provider has confirmed that claim.
+    of another claim is reused or renewed. `confirmed` says whether the caller's identity is confirmed (an account,
+    a private link: yes; a crowd claim: once its provider says so); it has no default, so that work reserved through
+    an unconfirmed claim is unconfirmed wherever it is reserved. A private link's worker reserves its link's task
+    only.
     """
     if task not in Task.values:
         raise ValueError(f"Unknown task {task!r}: use one of {', '.join(Task.values)}")
+    if annotator.provider == Annotator.Provider.LINK:
+        link = getattr(annotator, "private_link", None)
+        if link is None or link.project_id != project.pk or link.task != task:
+            raise WorkRefused("This private link is for other work: it reserves only its own task's HITs.", 403)
     now = timezone.now()
     with transaction.atomic():
         # One request at a time per annotator: a double click must not reserve two HITs.

@@ -34,7 +34,7 @@ def work_home(request):
 def start_next(request, slug, task):
     project = get_work_project(request, slug)
     try:
-        assignment = reserve_next_hit(request.annotator, project, task)
+        assignment = reserve_next_hit(request.annotator, project, task, confirmed=True)
     except WorkRefused as refusal:
         messages.error(request, str(refusal))
         return redirect("work_home")

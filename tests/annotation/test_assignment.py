@@ -29,24 +29,24 @@ def _expire(assignment):
 def test_it_gives_each_hit_to_at_most_n_annotators(corpus):
     workers = [crowd_annotator(f"w{i}") for i in range(5)]
     first_hit = Hit.objects.filter(project=corpus, task="fv").order_by("position").first()
-    got = [reserve_next_hit(worker, corpus, "fv").hit for worker in workers]
+    got = [reserve_next_hit(worker, corpus, "fv", confirmed=True).hit for worker in workers]
     assert got[:3] == [first_hit] * 3
     assert got[3] == got[4] != first_hit
 
 
 def test_it_hands_back_the_open_reservation_instead_of_a_second_one(corpus):
     worker = crowd_annotator("w")
-    first = reserve_next_hit(worker, corpus, "fv")
-    assert reserve_next_hit(worker, corpus, "fv") == first
+    first = reserve_next_hit(worker, corpus, "fv", confirmed=True)
+    assert reserve_next_hit(worker, corpus, "fv", confirmed=True) == first
     assert Assignment.objects.count() == 1
     # One open HIT per task: a KV reservation is separate.
-    assert reserve_next_hit(worker, corpus, "kv").hit.task == "kv"
+    assert reserve_next_hit(worker, corpus, "kv", confirmed=True).hit.task == "kv"
 
 
 def test_it_never_gives_an_annotator_a_hit_they_submitted_or_returned(corpus):
     worker = crowd_annotator("w")
     seen = []
-    while (assignment := reserve_next_hit(worker, corpus, "fv")) is not None:
+    while (assignment := reserve_next_hit(worker, corpus, "fv", confirmed=True)) is not None:
         seen.append(assignment.hit_id)
         if len(seen) % 2:
             complete(assignment)
@@ -60,10 +60,10 @@ def test_an_expired_reservation_returns_to_the_pool(corpus):
     corpus.annotators_per_unit = 1
     corpus.save()
     early, late = crowd_annotator("early"), crowd_annotator("late")
-    taken = reserve_next_hit(early, corpus, "kv")
-    assert reserve_next_hit(late, corpus, "kv") is None  # the only KV HIT is taken
+    taken = reserve_next_hit(early, corpus, "kv", confirmed=True)
+    assert reserve_next_hit(late, corpus, "kv", confirmed=True) is None  # the only KV HIT is taken
     _expire(taken)
-    assert reserve_next_hit(late, corpus, "kv").hit == taken.hit
+    assert reserve_next_hit(late, corpus, "kv", confirmed=True).hit == taken.hit
     # The periodic task marks what lapsed (the late annotator's request only released their own).
     assert release_expired_task.delay().get() == 1
     assert release_expired_task.delay().get() == 0
@@ -74,12 +74,12 @@ def test_an_expired_reservation_returns_to_the_pool(corpus):
 
 def test_an_annotator_gets_their_own_expired_hit_back_with_its_answers(corpus):
     worker = crowd_annotator("w")
-    assignment = reserve_next_hit(worker, corpus, "kv")
+    assignment = reserve_next_hit(worker, corpus, "kv", confirmed=True)
     unit = assignment.hit.units.first()
     save_answers(assignment=assignment, answers={unit: {"useful": True}})
     _expire(assignment)
     assert release_expired(now=timezone.now()) == 1
-    again = reserve_next_hit(worker, corpus, "kv")
+    again = reserve_next_hit(worker, corpus, "kv", confirmed=True)
     assert again.pk == assignment.pk and again.status == "reserved" and again.expires_at > timezone.now()
     assert again.labels.get().useful is True
 
@@ -88,7 +88,7 @@ def test_answering_after_expiry_renews_the_reservation_while_a_place_is_free(cor
     corpus.annotators_per_unit = 1
     corpus.save()
     slow, quick = crowd_annotator("slow"), crowd_annotator("quick")
-    assignment = reserve_next_hit(slow, corpus, "kv")
+    assignment = reserve_next_hit(slow, corpus, "kv", confirmed=True)
     unit = assignment.hit.units.first()
     _expire(assignment)
     save_answers(assignment=assignment, answers={unit: {"useful": False}})
@@ -96,7 +96,7 @@ def test_answering_after_expiry_renews_the_reservation_while_a_place_is_free(cor
     assert assignment.status == "reserved" and assignment.expires_at > timezone.now()
     # Once the place has gone to somebody else, the late answer is refused and nothing is written.
     _expire(assignment)
-    assert reserve_next_hit(quick, corpus, "kv").hit == assignment.hit
+    assert reserve_next_hit(quick, corpus, "kv", confirmed=True).hit == assignment.hit
     with pytest.raises(WorkRefused, match="went to another annotator"):
         save_answers(assignment=assignment, answers={unit: {"useful": True}})
     assert Label.objects.get(assignment=assignment).useful is False
@@ -108,16 +108,16 @@ def test_paused_and_blocked_annotators_get_no_work(corpus, other_project):
         worker = crowd_annotator(status)
         set_status(worker, corpus, status)
         with pytest.raises(WorkRefused, match=status):
-            reserve_next_hit(worker, corpus, "fv")
+            reserve_next_hit(worker, corpus, "fv", confirmed=True)
     assert not Assignment.objects.exists()
     # A status is the project's: blocked in another project, an annotator still works here.
     elsewhere = crowd_annotator("elsewhere")
     set_status(elsewhere, other_project, "blocked")
-    assert reserve_next_hit(elsewhere, corpus, "fv") is not None
+    assert reserve_next_hit(elsewhere, corpus, "fv", confirmed=True) is not None
 
 
 def test_a_submit_with_missing_answers_is_refused_listing_them(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv", confirmed=True)
     first, second = assignment.hit.units.all()[:2]
     save_answers(assignment=assignment, answers={first: {"has_error": True}})
     with pytest.raises(MissingAnswers) as refusal:
@@ -129,7 +129,7 @@ def test_a_submit_with_missing_answers_is_refused_listing_them(corpus):
 
 
 def test_submitting_twice_submits_once(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv", confirmed=True)
     first = complete(assignment)
     submitted_at = Assignment.objects.get(pk=assignment.pk).submitted_at
     second = submit_assignment(assignment=assignment, submission_key="other")
@@ -140,7 +140,7 @@ def test_submitting_twice_submits_once(corpus):
 
 
 def test_bad_answers_are_refused_and_nothing_is_written(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv", confirmed=True)
     first, second = assignment.hit.units.all()[:2]
     with pytest.raises(InvalidAnswers) as invalid:
         save_answers(assignment=assignment, answers={first: {"has_error": True},
@@ -155,7 +155,7 @@ def test_bad_answers_are_refused_and_nothing_is_written(corpus):
 def test_ai_right_is_refused_when_the_ai_judgment_is_not_shown(corpus):
     corpus.assistance = "highlights"
     corpus.save()
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv", confirmed=True)
     unit = assignment.hit.units.first()
     with pytest.raises(InvalidAnswers, match="does not show an AI judgment"):
         save_answers(assignment=assignment, answers={unit: {"ai_right": True}})
@@ -164,7 +164,7 @@ def test_ai_right_is_refused_when_the_ai_judgment_is_not_shown(corpus):
 
 
 def test_error_types_follow_the_error_answer(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "fv", confirmed=True)
     unit = assignment.hit.units.first()
     labels = save_answers(assignment=assignment, answers={unit: {"error_types": ["out_of_article", "entity"]}})
     assert (labels[unit.pk].has_error, labels[unit.pk].error_types) == (True, ["entity", "out_of_article"])
@@ -175,7 +175,7 @@ def test_error_types_follow_the_error_answer(corpus):
 
 
 def test_time_on_an_item_is_clamped_and_never_decreases(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "kv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "kv", confirmed=True)
     Assignment.objects.filter(pk=assignment.pk).update(reserved_at=timezone.now() - timedelta(seconds=30))
     assignment.refresh_from_db()
     unit = assignment.hit.units.first()
@@ -188,9 +188,9 @@ def test_time_on_an_item_is_clamped_and_never_decreases(corpus):
 
 
 def test_a_returned_hit_cannot_be_changed_or_submitted(corpus):
-    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "kv")
+    assignment = reserve_next_hit(crowd_annotator("w"), corpus, "kv", confirmed=True)
     return_assignment(assignment=assignment)
     with pytest.raises(WorkRefused, match="returned"):
         submit_assignment(assignment=assignment)
-    complete_other = reserve_next_hit(crowd_annotator("x"), corpus, "kv")
+    complete_other = reserve_next_hit(crowd_annotator("x"), corpus, "kv", confirmed=True)
     assert complete_other.hit == assignment.hit

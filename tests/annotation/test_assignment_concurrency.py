@@ -22,7 +22,7 @@ def test_it_never_overfills_a_hit_when_20_annotators_race():
 
     def work(annotator):
         # Each annotator keeps taking and submitting FV HITs until none is left for them.
-        while (assignment := reserve_next_hit(annotator, project, "fv")) is not None:
+        while (assignment := reserve_next_hit(annotator, project, "fv", confirmed=True)) is not None:
             complete(assignment)
 
     race(work, annotators)
@@ -42,6 +42,6 @@ def test_concurrent_first_reservations_of_one_annotator_give_one_assignment():
     project = import_small(Project.objects.create(slug="twice", name="Twice"))
     build_all(project)
     annotator = crowd_annotator("double-clicker")
-    got = race(lambda _: reserve_next_hit(annotator, project, "fv"), range(4), timeout=60)
+    got = race(lambda _: reserve_next_hit(annotator, project, "fv", confirmed=True), range(4), timeout=60)
     assert Assignment.objects.filter(annotator=annotator).count() == 1
     assert len(got) == 4 and len({assignment.pk for assignment in got}) == 1

@@ -25,7 +25,7 @@ def test_a_hit_set_to_no_assistance_hides_the_ai_and_its_question(client, corpus
     hit.refresh_from_db()
     assert hit.assistance == "none" and hit.effective_assistance == "none"
 
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     assert assignment.hit == hit
     client.force_login(annotator)
     html = client.get(reverse("hit_page", args=[assignment.public_id])).content.decode()
@@ -39,7 +39,7 @@ def test_a_hit_set_to_no_assistance_hides_the_ai_and_its_question(client, corpus
 
 def test_a_started_hit_keeps_its_level(client, corpus, manager):
     hit = first_fv_hit(corpus)
-    assignment = reserve_next_hit(crowd_annotator("a"), corpus, "fv")
+    assignment = reserve_next_hit(crowd_annotator("a"), corpus, "fv", confirmed=True)
     assert assignment.hit == hit
     client.force_login(manager)
     response = client.post(reverse("hit_assistance", args=[corpus.slug, hit.public_id]), {"assistance": "none"})
@@ -90,7 +90,7 @@ def test_the_ablation_draws_a_reproducible_share_of_the_hits_nobody_started(corp
 
     build_hits(corpus, "fv")
     hits = Hit.objects.filter(project=corpus, task="fv")
-    started = reserve_next_hit(crowd_annotator("a"), corpus, "fv").hit
+    started = reserve_next_hit(crowd_annotator("a"), corpus, "fv", confirmed=True).hit
     total = hits.count()
 
     result = assign_ablation(project=corpus, task="fv", level="none", share=0.5, seed=7)
@@ -138,7 +138,7 @@ def test_the_api_sets_a_hits_assistance_for_managers_only(client, corpus, manage
     assert response.json()["assistance"] == "label" and response.json()["assistance_override"] == "label"
     assert api.post(url, {"assistance": "everything"}, format="json").status_code == 400
 
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     assert assignment.hit == hit
     conflict = api.post(url, {"assistance": ""}, format="json")
     assert conflict.status_code == 409 and "can no longer change" in conflict.json()["detail"]

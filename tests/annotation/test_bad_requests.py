@@ -25,7 +25,7 @@ def client_for(user) -> Client:
 
 @pytest.fixture
 def assignment(corpus, annotator):
-    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
 
 
 @pytest.mark.parametrize("url", [

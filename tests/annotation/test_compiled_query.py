@@ -29,7 +29,7 @@ POSITIONS = CompiledQuery(lambda hit_id: Unit.objects.filter(hit_id=hit_id).orde
 
 @pytest.fixture
 def assignment(corpus, annotator):
-    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
 
 
 def test_it_returns_the_rows_of_its_queryset_with_related_rows_and_annotations(assignment):

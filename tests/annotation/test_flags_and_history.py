@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def fv_assignment(corpus, annotator):
-    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
 
 
 def flag_url(assignment, position):
@@ -106,16 +106,16 @@ def test_returning_asks_first_on_the_page_and_then_returns(client, fv_assignment
 
 def test_the_home_page_lists_past_hits_with_their_state_and_a_crowd_workers_pay(client, corpus, annotator):
     person = annotator_for(annotator)
-    returned = reserve_next_hit(person, corpus, "fv")
+    returned = reserve_next_hit(person, corpus, "fv", confirmed=True)
     client.force_login(annotator)
     client.post(reverse("hit_return", args=[returned.public_id]))
-    complete(reserve_next_hit(person, corpus, "fv"))
+    complete(reserve_next_hit(person, corpus, "fv", confirmed=True))
     html = client.get(reverse("work_home")).content.decode()
     assert "Your past HITs" in html and "1 submitted, 1 counted" in html
     assert "Submitted · counted" in html and "Returned" in html and "paid so far" not in html
 
     worker = crowd_annotator("w9", corpus)
-    done = reserve_next_hit(worker, corpus, "fv")
+    done = reserve_next_hit(worker, corpus, "fv", confirmed=True)
     complete(done)
     decision = Decision.objects.create(project=corpus, annotator=worker, assignment=done, kind="approve",
                                        idempotency_key="t-approve", status=Decision.Status.DONE)

@@ -43,7 +43,7 @@ def test_three_annotators_bring_a_documents_key_facts_to_a_majority_and_its_alig
     project = Project.objects.get(slug="demo")
     assert not Hit.objects.filter(project=project, task="ka").exists()
     for membership in project.memberships.filter(role=Membership.Role.ANNOTATOR).select_related("user"):
-        assignment = reserve_next_hit(annotator_for(membership.user), project, "kv")
+        assignment = reserve_next_hit(annotator_for(membership.user), project, "kv", confirmed=True)
         save_answers(assignment=assignment, answers=scripted.answers(assignment, scripted.careful, random.Random(1)))
         submit_assignment(assignment=assignment)
     assert Hit.objects.filter(project=project, task="ka").exists()

@@ -66,7 +66,7 @@ def test_malformed_values_are_refused_field_by_field_and_nothing_is_saved(client
 
 
 def test_once_annotation_started_n_may_rise_but_not_fall_and_the_assistance_stays(client, corpus, manager):
-    complete(reserve_next_hit(crowd_annotator("w1", corpus), corpus, "fv"))
+    complete(reserve_next_hit(crowd_annotator("w1", corpus), corpus, "fv", confirmed=True))
     client.force_login(manager)
     response = client.post(url(corpus), posted(corpus, annotators_per_unit=2, assistance="none",
                                                hourly_wage_usd="20"))
@@ -82,7 +82,7 @@ def test_once_annotation_started_n_may_rise_but_not_fall_and_the_assistance_stay
 
 
 def test_the_highlight_fraction_waits_until_nobody_holds_a_hit(client, corpus, manager, annotator):
-    held = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    held = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     client.force_login(manager)
     response = client.post(url(corpus), posted(corpus, highlight_fraction="0.5"))
     assert response.status_code == 400 and "cannot change while someone holds a HIT" in response.content.decode()

@@ -38,7 +38,7 @@ def api(user) -> APIClient:
 
 def test_an_annotator_sees_its_hit_without_the_summary_the_documents_name_or_the_ablation(checked, annotator,
                                                                                           manager):
-    hit = reserve_next_hit(annotator_for(annotator), checked, "fv").hit
+    hit = reserve_next_hit(annotator_for(annotator), checked, "fv", confirmed=True).hit
     mine = api(annotator).get(f"/api/hits/{hit.public_id}/").json()
     assert set(mine) == {"id", "project", "task", "position", "document", "assistance", "unit_count", "created"}
     assert mine["unit_count"] == hit.units.count()
@@ -50,8 +50,8 @@ def test_an_annotator_sees_its_hit_without_the_summary_the_documents_name_or_the
 
 def test_summaries_and_key_facts_are_the_managers(checked, annotator, manager):
     worker = annotator_for(annotator)
-    fv = reserve_next_hit(worker, checked, "fv").hit
-    reserve_next_hit(worker, checked, "kv")
+    fv = reserve_next_hit(worker, checked, "fv", confirmed=True).hit
+    reserve_next_hit(worker, checked, "kv", confirmed=True)
     client = api(annotator)
     for url in ("/api/summaries/", f"/api/summaries/?project={checked.slug}", "/api/keyfacts/",
                 f"/api/keyfacts/?project={checked.slug}"):
@@ -65,7 +65,7 @@ def test_summaries_and_key_facts_are_the_managers(checked, annotator, manager):
 
 
 def test_an_annotator_reads_the_documents_of_its_own_hits_as_the_hit_page_shows_them(checked, annotator, manager):
-    hit = reserve_next_hit(annotator_for(annotator), checked, "fv").hit
+    hit = reserve_next_hit(annotator_for(annotator), checked, "fv", confirmed=True).hit
     client = api(annotator)
     listed = client.get(f"/api/documents/?project={checked.slug}").json()
     assert listed["count"] == 1
@@ -82,8 +82,8 @@ def test_an_annotator_reads_the_documents_of_its_own_hits_as_the_hit_page_shows_
 
 def test_a_returned_hit_can_no_longer_be_read_a_submitted_one_can(checked, annotator):
     worker = annotator_for(annotator)
-    returned = return_assignment(assignment=reserve_next_hit(worker, checked, "kv"))
-    submitted = reserve_next_hit(worker, checked, "fv")
+    returned = return_assignment(assignment=reserve_next_hit(worker, checked, "kv", confirmed=True))
+    submitted = reserve_next_hit(worker, checked, "fv", confirmed=True)
     complete(submitted)
     client = api(annotator)
     assert client.get(f"/api/hits/{returned.hit.public_id}/").status_code == 404
@@ -98,7 +98,7 @@ def test_a_returned_hit_can_no_longer_be_read_a_submitted_one_can(checked, annot
 
 
 def test_an_annotator_who_no_longer_works_in_the_project_reads_nothing_of_it(checked, annotator):
-    assignment = reserve_next_hit(annotator_for(annotator), checked, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), checked, "fv", confirmed=True)
     Membership.objects.filter(user=annotator, project=checked).delete()
     client = api(annotator)
     for url in ("/api/hits/", "/api/units/", "/api/assignments/", "/api/labels/", "/api/documents/"):
@@ -107,7 +107,7 @@ def test_an_annotator_who_no_longer_works_in_the_project_reads_nothing_of_it(che
 
 
 def test_the_project_page_shows_an_annotator_its_own_work_and_not_the_corpus(checked, annotator, manager, client):
-    assignment = reserve_next_hit(annotator_for(annotator), checked, "kv")
+    assignment = reserve_next_hit(annotator_for(annotator), checked, "kv", confirmed=True)
     url = reverse("project_detail", args=[checked.slug])
     client.force_login(annotator)
     page = client.get(url).content.decode()
@@ -153,7 +153,7 @@ def test_the_apis_quick_read_of_an_own_assignment_answers_exactly_as_the_general
     mine = [Assignment.objects.create(hit=hit, annotator=worker, status=status,
                                       expires_at=timezone.now() + timezone.timedelta(hours=1))
             for hit, status in zip(hits, Assignment.Status.values, strict=True)]  # one in each status
-    theirs = reserve_next_hit(other, checked, "fv")
+    theirs = reserve_next_hit(other, checked, "fv", confirmed=True)
     set_status(worker, checked, standing)
     quick = []
     monkeypatch.setattr(work, "readable_own_assignment", lambda request, public_id: quick.append(

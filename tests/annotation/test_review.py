@@ -28,7 +28,7 @@ def split(project, django_user_model):
     for name, yes in (("ann-a", True), ("ann-b", True), ("ann-c", False)):
         person = annotator_for(django_user_model.objects.create_user(name))
         for _ in range(2):
-            complete(reserve_next_hit(person, project, "fv"), yes=yes)
+            complete(reserve_next_hit(person, project, "fv", confirmed=True), yes=yes)
     return project
 
 
@@ -188,6 +188,6 @@ def test_a_hit_sent_back_takes_one_more_annotator(client, split, manager):
     response = client.post(reverse("hit_send_back", args=[split.slug, hit.public_id]), follow=True)
     assert "open for one more annotator (4 in all)" in response.content.decode()
     assert list(available_hits(newcomer, split, "fv")) == [hit]
-    complete(reserve_next_hit(newcomer, split, "fv"))
+    complete(reserve_next_hit(newcomer, split, "fv", confirmed=True))
     assert hit not in available_hits(crowd_annotator("later", split), split, "fv")
     assert Label.objects.filter(unit=hit.units.first()).count() == 4

@@ -36,7 +36,7 @@ def simulated(project, django_user_model):
     hit = project.hits.filter(task="kv").order_by("position").first()
     hit.extra_places = 1
     hit.save(update_fields=["extra_places"])
-    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("late")), project, "kv"), yes=False)
+    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("late")), project, "kv", confirmed=True), yes=False)
     return project
 
 
@@ -100,7 +100,7 @@ def test_new_labels_mark_the_list_out_of_date_until_the_job_has_tallied_them(cli
     hit = simulated.hits.filter(task="fv").order_by("position").first()
     hit.extra_places = 1
     hit.save(update_fields=["extra_places"])
-    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("later")), simulated, "fv"),
+    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("later")), simulated, "fv", confirmed=True),
              yes=True)
     page = client.get(url).content.decode()
     assert "updating" in page and f"{before} units to review." in page
@@ -172,7 +172,7 @@ def a_new_counted_submission(project, django_user_model):
     hit = project.hits.filter(task="fv").order_by("position").first()
     hit.extra_places = 1
     hit.save(update_fields=["extra_places"])
-    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("new")), project, "fv"))
+    complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("new")), project, "fv", confirmed=True))
 
 
 def a_failed_grade(project, django_user_model):

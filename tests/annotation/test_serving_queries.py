@@ -45,7 +45,7 @@ def statements(queries) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def fv_assignment(corpus, annotator):
-    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
 
 
 def test_the_hit_page_runs_five_statements(client, fv_assignment, annotator):

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def fv_assignment(corpus, annotator):
-    return reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    return reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
 
 
 def page_url(assignment):
@@ -37,7 +37,7 @@ def reserve_for(user, project, task, **hit_filter):
     """Reserve a specific HIT for `user` by putting it first in line."""
     hit = Hit.objects.filter(project=project, task=task, **hit_filter).get()
     Hit.objects.filter(project=project, task=task).exclude(pk=hit.pk).update(position=F("position") + 1000)
-    assignment = reserve_next_hit(annotator_for(user), project, task)
+    assignment = reserve_next_hit(annotator_for(user), project, task, confirmed=True)
     assert assignment.hit == hit
     return assignment
 
@@ -111,7 +111,7 @@ def test_the_page_takes_the_same_few_queries_whatever_the_size(client, project, 
     build_all(project)
     client.force_login(annotator)
     for task in ("fv", "kv"):
-        assignment = reserve_next_hit(annotator_for(annotator), project, task)
+        assignment = reserve_next_hit(annotator_for(annotator), project, task, confirmed=True)
         unit = assignment.hit.units.first()
         client.post(answer_url(assignment, unit.position),
                     {f"u{unit.position}-has_error": "no"} if task == "fv" else {f"u{unit.position}-useful": "yes"})
@@ -236,7 +236,7 @@ def test_an_annotator_returns_a_hit(client, fv_assignment, annotator):
 
 
 def test_the_kv_page_asks_about_each_candidate(client, corpus, annotator):
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "kv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "kv", confirmed=True)
     client.force_login(annotator)
     html = client.get(page_url(assignment)).content.decode()
     assert html.count("Is it useful for a good summary?") == 2

@@ -31,7 +31,7 @@ def test_only_managers_see_the_work_pages(client, corpus, manager, annotator, ot
 def test_the_progress_page_counts_units_and_hits_per_task_and_domain(client, corpus, manager):
     for name in ("a", "b"):
         work_through(crowd_annotator(name), corpus, "fv")
-    reserve_next_hit(crowd_annotator("c"), corpus, "fv")
+    reserve_next_hit(crowd_annotator("c"), corpus, "fv", confirmed=True)
     client.force_login(manager)
     response = client.get(reverse("progress", args=["alpha"]))
     progress = {entry["task"]: entry for entry in response.context["progress"]}

@@ -45,7 +45,7 @@ def test_turns_are_read_by_speaker_without_markup(page, live_server, dialogues, 
 
     build_hits(dialogues, "fv")
     annotator = django_user_model.objects.get(username="abe")
-    assignment = reserve_next_hit(annotator_for(annotator), dialogues, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), dialogues, "fv", confirmed=True)
     page.context.clear_cookies()
     log_in(page, live_server, "abe", "pw-abe-123")
     page.goto(f"{live_server.url}/work/hits/{assignment.public_id}/")

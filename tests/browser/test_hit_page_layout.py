@@ -23,7 +23,7 @@ def long_hit(django_user_model):
     build_hits(project, "fv")
     user = django_user_model.objects.create_user("reader", password="pw-reader-123")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-    return reserve_next_hit(annotator_for(user), project, "fv")
+    return reserve_next_hit(annotator_for(user), project, "fv", confirmed=True)
 
 
 def open_hit(page, live_server, assignment):

@@ -252,7 +252,7 @@ def test_a_10000_word_document_moves_highlights_without_rerendering(watched, liv
     build_hits(project, "fv")
     user = django_user_model.objects.create_user("longreader", password="pw-longreader-123")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-    assignment = reserve_next_hit(annotator_for(user), project, "fv")
+    assignment = reserve_next_hit(annotator_for(user), project, "fv", confirmed=True)
     page, events = watched
     log_in_by_keyboard(page, live_server, "longreader")
     page.goto(f"{live_server.url}/work/hits/{assignment.public_id}/")

@@ -34,7 +34,7 @@ def test_arrows_move_through_the_grid_and_the_headings_stay_in_view(page, live_s
     build_hits(project, "kv")
     user = django_user_model.objects.create_user("annie", password="pw-annie-123")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-    complete(reserve_next_hit(annotator_for(user), project, "kv"), yes=True)  # Five key-facts, all useful.
+    complete(reserve_next_hit(annotator_for(user), project, "kv", confirmed=True), yes=True)  # Five key-facts, all useful.
     log_in_by_keyboard(page, live_server, "annie")
     page.set_viewport_size({"width": 1100, "height": 600})
     page.goto(f"{live_server.url}/work/")

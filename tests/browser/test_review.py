@@ -20,7 +20,7 @@ def split(django_user_model):
                                sentences=2)
     build_hits(project, "fv")
     for name, yes in (("a1", True), ("a2", True), ("a3", False)):
-        complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user(name)), project, "fv"), yes=yes)
+        complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user(name)), project, "fv", confirmed=True), yes=yes)
     reviewer = django_user_model.objects.create_user("rita", password="rita-pass-123")
     Membership.objects.create(project=project, user=reviewer, role=Membership.Role.REVIEWER)
     return project

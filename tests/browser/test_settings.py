@@ -18,7 +18,7 @@ def test_a_refused_change_says_why_and_an_allowed_one_is_saved(page, live_server
     project = import_generated(Project.objects.create(slug="cfg", name="Settings study"), documents=2,
                                summarizers=1)
     build_hits(project, "fv")
-    complete(reserve_next_hit(crowd_annotator("w1", project), project, "fv"))
+    complete(reserve_next_hit(crowd_annotator("w1", project), project, "fv", confirmed=True))
     boss = django_user_model.objects.create_user("boss", password="boss-pass-123", is_staff=True)
     Membership.objects.create(project=project, user=boss, role=Membership.Role.MANAGER)
 

@@ -129,7 +129,7 @@ def test_pages_show_speaker_labelled_blocks_without_the_markup(imported, client,
     client.force_login(annotator)
     seen = set()
     for _ in TEXTS:  # one FV HIT per document; returning each lets the next one come
-        assignment = reserve_next_hit(annotator_for(annotator), imported, "fv")
+        assignment = reserve_next_hit(annotator_for(annotator), imported, "fv", confirmed=True)
         kind = assignment.hit.document.uid
         seen.add(kind)
         html = client.get(reverse("hit_page", args=[assignment.public_id])).content.decode()

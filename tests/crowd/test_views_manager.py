@@ -23,7 +23,7 @@ def worker(corpus):
     annotator = qualify(Annotator.objects.create(provider="prolific", external_id="5f1e0000000000000000cccc"))
     batch = CrowdBatch.objects.create(project=corpus, task="fv", provider="prolific", status="published",
                                       reward_usd=Decimal("0.40"), assignments_per_hit=3, external_id="study1")
-    assignment = reserve_next_hit(annotator, corpus, "fv")
+    assignment = reserve_next_hit(annotator, corpus, "fv", confirmed=True)
     CrowdClaim.objects.create(assignment=assignment, batch=batch, provider="prolific", external_assignment_id="s1",
                               worker_id=annotator.external_id)
     units = list(assignment.hit.units.all())
@@ -140,7 +140,7 @@ def test_a_worker_with_several_assignments_has_one_page_and_takes_manual_decisio
     from annotation.services.assignment import submit_assignment
 
     batch = CrowdBatch.objects.get()
-    second = reserve_next_hit(worker, corpus, "fv")
+    second = reserve_next_hit(worker, corpus, "fv", confirmed=True)
     CrowdClaim.objects.create(assignment=second, batch=batch, provider="prolific", external_assignment_id="s2",
                               worker_id=worker.external_id)
     save_answers(assignment=second, answers=read_form(_QueryDict(form_for(second)), list(second.hit.units.all())))

@@ -163,7 +163,7 @@ def test_account_work_keeps_its_csrf_cookie_and_no_framing(corpus, annotator):
     from annotation.services.assignment import reserve_next_hit
     from tests.work import annotator_for
 
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(annotator)
     page = browser.get(reverse("hit_page", args=[assignment.public_id]))

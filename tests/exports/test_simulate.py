@@ -30,9 +30,9 @@ def simulated_and_real(hit) -> tuple[int, int]:
 
 def test_it_fills_only_the_places_real_work_left(corpus, annotator, other_annotator):
     assert corpus.annotators_per_unit == 3
-    done = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    done = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     complete(done)
-    held = reserve_next_hit(annotator_for(other_annotator), corpus, "fv")  # a live reservation holds a place too
+    held = reserve_next_hit(annotator_for(other_annotator), corpus, "fv", confirmed=True)  # a live reservation holds a place too
     assert held.hit == done.hit
 
     result = simulate_annotations(project=corpus, annotators=3, accuracy=0.9, seed=2)
@@ -57,7 +57,7 @@ def test_running_it_again_adds_nothing_to_full_hits(corpus):
 
 
 def test_the_progress_page_shows_simulated_and_real_submissions_apart(client, manager, corpus, annotator):
-    complete(reserve_next_hit(annotator_for(annotator), corpus, "fv"))
+    complete(reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True))
     call_command("simulate_annotations", "--project", corpus.slug, "--annotators", "3", verbosity=0)
     real = Assignment.objects.counted().filter(hit__project=corpus, hit__task="fv").exclude(
         annotator__provider="simulated").count()

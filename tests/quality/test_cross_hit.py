@@ -38,12 +38,12 @@ def pks(hits) -> set[int]:
 
 def test_after_a_summarys_fv_hit_a_crowd_worker_gets_no_ka_hit_of_that_summary_and_vice_versa(aligned):
     worker = crowd_annotator("w1")
-    complete(reserve_next_hit(worker, aligned, Task.FACT_VERIFICATION))
+    complete(reserve_next_hit(worker, aligned, Task.FACT_VERIFICATION, confirmed=True))
     summary = worker.assignments.get().hit.summary
     assert pks(available_hits(worker, aligned, Task.KEYFACT_ALIGNMENT)) == ka_hits() - ka_hits(summary=summary)
 
     other = crowd_annotator("w2")
-    complete(reserve_next_hit(other, aligned, Task.KEYFACT_ALIGNMENT))
+    complete(reserve_next_hit(other, aligned, Task.KEYFACT_ALIGNMENT, confirmed=True))
     summary = other.assignments.get().hit.summary
     fv = Hit.objects.filter(task=Task.FACT_VERIFICATION)
     assert pks(available_hits(other, aligned, Task.FACT_VERIFICATION)) == pks(fv.exclude(summary=summary))
@@ -51,7 +51,7 @@ def test_after_a_summarys_fv_hit_a_crowd_worker_gets_no_ka_hit_of_that_summary_a
 
 def test_after_a_ka_hit_a_crowd_worker_gets_no_other_ka_hit_nor_the_kv_hit_of_that_document(aligned):
     worker = crowd_annotator("w1")
-    complete(reserve_next_hit(worker, aligned, Task.KEYFACT_ALIGNMENT))
+    complete(reserve_next_hit(worker, aligned, Task.KEYFACT_ALIGNMENT, confirmed=True))
     document = worker.assignments.get().hit.document
     assert pks(available_hits(worker, aligned, Task.KEYFACT_ALIGNMENT)) == ka_hits() - ka_hits(document=document)
     aligned.annotators_per_unit += 1  # A place on every KV HIT again.
@@ -63,10 +63,10 @@ def test_after_a_ka_hit_a_crowd_worker_gets_no_other_ka_hit_nor_the_kv_hit_of_th
 
 def test_an_in_house_annotator_gets_overlapping_hits_only_when_nothing_else_is_left(aligned, django_user_model):
     person = annotator_for(django_user_model.objects.create_user("inhouse"))
-    verified = reserve_next_hit(person, aligned, Task.FACT_VERIFICATION)
+    verified = reserve_next_hit(person, aligned, Task.FACT_VERIFICATION, confirmed=True)
     complete(verified)
     taken = []
-    while (assignment := reserve_next_hit(person, aligned, Task.KEYFACT_ALIGNMENT)) is not None:
+    while (assignment := reserve_next_hit(person, aligned, Task.KEYFACT_ALIGNMENT, confirmed=True)) is not None:
         taken.append(assignment.hit)
         complete(assignment)
     # All four KA HITs: first one of each document, never the verified summary's; then the two that overlap.
@@ -77,7 +77,7 @@ def test_an_in_house_annotator_gets_overlapping_hits_only_when_nothing_else_is_l
 
 def test_an_mturk_worker_arriving_on_an_overlapping_hit_is_refused_with_a_reason(aligned):
     worker = qualify(Annotator.objects.create(provider=Annotator.Provider.MTURK, external_id="A1B2C3D4E5"), aligned)
-    complete(reserve_next_hit(worker, aligned, Task.FACT_VERIFICATION))
+    complete(reserve_next_hit(worker, aligned, Task.FACT_VERIFICATION, confirmed=True))
     summary = worker.assignments.get().hit.summary
     with pytest.raises(ClaimRefused, match="worked on this summary or its key-facts in another HIT"):
         _reserve_hit(Hit.objects.get(task=Task.KEYFACT_ALIGNMENT, summary=summary), worker, aligned)

@@ -36,9 +36,9 @@ def test_a_ka_line_is_one_check_and_only_the_paraphrased_cell_is_graded(ka_proje
               key=lambda h: h.units.filter(attention_check__isnull=False).count())
     lines = {(c.kind, c.unit.row if c.kind == "ka_fake_keyfact" else c.unit.column)
              for c in AttentionCheck.objects.filter(unit__hit=hit) if c.expected}
-    assignment = reserve_next_hit(crowd_annotator("w"), ka_project, "ka")
+    assignment = reserve_next_hit(crowd_annotator("w"), ka_project, "ka", confirmed=True)
     while assignment.hit_id != hit.pk:
-        assignment = reserve_next_hit(crowd_annotator(f"w{assignment.pk}"), ka_project, "ka")
+        assignment = reserve_next_hit(crowd_annotator(f"w{assignment.pk}"), ka_project, "ka", confirmed=True)
 
     label_all(assignment, lambda unit, check: {"aligned": check.expected.get("aligned", True) if check else False})
     grade = grade_assignment(assignment)

@@ -183,7 +183,7 @@ def test_a_hit_somebody_holds_gets_no_checks(project):
     annotator = crowd_annotator("early")
     annotator.qualified_at = annotator.created
     annotator.save()
-    assignment = reserve_next_hit(annotator, project, "fv")
+    assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
     Project.objects.filter(pk=project.pk).update(attention_check_rate=0.2)
     build_hits(Project.objects.get(pk=project.pk), "fv")
     assert not assignment.hit.units.filter(attention_check__isnull=False).exists()

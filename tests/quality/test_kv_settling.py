@@ -38,7 +38,7 @@ def test_a_failed_submission_does_not_vote_on_key_facts(checked_project):
               (crowd_annotator("steady"), scripted.careful), (crowd_annotator("doubter"), doubter)]
     hit = None
     for annotator, strategy in people:
-        assignment = reserve_next_hit(annotator, project, Task.KEYFACT_VALIDATION)
+        assignment = reserve_next_hit(annotator, project, Task.KEYFACT_VALIDATION, confirmed=True)
         assert hit is None or assignment.hit == hit  # the same KV HIT for all four: the failed one's place is free
         hit = assignment.hit
         first = KeyFact.objects.get(document=hit.document, index=0)

@@ -66,7 +66,7 @@ def assert_no_words(text: str, units) -> None:
 
 def hit_with_checks(project, task, client, user):
     annotator = annotator_for(user)
-    assignment = reserve_next_hit(annotator, project, task)
+    assignment = reserve_next_hit(annotator, project, task, confirmed=True)
     assert assignment is not None
     units = list(assignment.hit.units.order_by("position"))
     checks = {u.pk for u in units if AttentionCheck.objects.filter(unit=u).exists()}

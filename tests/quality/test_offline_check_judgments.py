@@ -129,7 +129,7 @@ def test_a_check_sentence_is_certainly_foreign_by_the_public_model(assisted):
 
 
 def test_building_again_restores_a_stale_judgment_on_hits_nobody_holds_and_leaves_held_ones_alone(assisted):
-    held = reserve_next_hit(crowd_annotator("w"), assisted, "fv").hit
+    held = reserve_next_hit(crowd_annotator("w"), assisted, "fv", confirmed=True).hit
     stale = Unit.objects.filter(hit__project=assisted, task="fv", attention_check__isnull=False)
     Unit.objects.filter(pk__in=stale.values("pk")).update(ai_reason="Offline similarity labeler (no LLM): stale.")
     build_hits(assisted, "fv")

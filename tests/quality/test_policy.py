@@ -23,7 +23,7 @@ def work(annotator, project, strategy, rng, task="fv", limit=12) -> list[Assignm
     done = []
     for _ in range(limit):
         try:
-            assignment = reserve_next_hit(annotator, project, task)
+            assignment = reserve_next_hit(annotator, project, task, confirmed=True)
         except WorkRefused:
             break
         if assignment is None:
@@ -48,7 +48,7 @@ def test_careful_work_passes_and_cheaters_are_caught_blocked_and_not_counted(big
         assert [g.passed for g in grades].count(False) == 3  # Blocked at the third failure, no later HIT.
         assert status_of(cheater, big_project) == Annotator.Status.BLOCKED
         with pytest.raises(WorkRefused):
-            reserve_next_hit(cheater, big_project, "fv")
+            reserve_next_hit(cheater, big_project, "fv", confirmed=True)
         assert Decision.objects.filter(idempotency_key=f"block:{cheater.public_id}:{big_project.slug}").count() == 1
         for grade in grades:
             key = ("approve:" if grade.passed else "reject:") + str(grade.assignment.public_id)
@@ -167,6 +167,6 @@ def test_failed_crowd_work_is_approved_but_not_counted_when_the_project_does_not
 def test_an_unqualified_crowd_worker_gets_no_hit(big_project):
     newcomer = Annotator.objects.create(provider=Annotator.Provider.PROLIFIC, external_id="new")
     with pytest.raises(WorkRefused, match="screening test"):
-        reserve_next_hit(newcomer, big_project, "fv")
+        reserve_next_hit(newcomer, big_project, "fv", confirmed=True)
     qualify(newcomer, big_project)
-    assert reserve_next_hit(newcomer, big_project, "fv") is not None
+    assert reserve_next_hit(newcomer, big_project, "fv", confirmed=True) is not None

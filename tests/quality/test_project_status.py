@@ -37,7 +37,7 @@ def two_projects(project, other_project):
 
 
 def fail_once(annotator, project) -> None:
-    assignment = reserve_next_hit(annotator, project, "fv")
+    assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
     save_answers(assignment=assignment, answers=scripted.answers(assignment, scripted.contrary, random.Random(0)))
     submit_assignment(assignment=assignment)
 
@@ -50,8 +50,8 @@ def test_it_blocks_in_the_project_whose_policy_decided_and_nowhere_else(two_proj
     assert status_of(worker, alpha) == Annotator.Status.BLOCKED
     assert status_of(worker, beta) == Annotator.Status.ACTIVE
     with pytest.raises(WorkRefused, match="blocked in Alpha"):
-        reserve_next_hit(worker, alpha, "fv")
-    assert reserve_next_hit(worker, beta, "fv") is not None
+        reserve_next_hit(worker, alpha, "fv", confirmed=True)
+    assert reserve_next_hit(worker, beta, "fv", confirmed=True) is not None
     # The block decision is alpha's, and carried out it blocks in alpha only (its provider block names alpha too).
     block = Decision.objects.get(kind=Decision.Kind.BLOCK)
     assert block.project == alpha and list(block.rests_on.all()) == list(worker.assignments.filter(

@@ -37,11 +37,11 @@ def test_accounts_need_no_test_by_default_but_do_when_the_project_says_so(projec
     import_small(project)
     build_all(project)
     me = annotator_for(annotator)
-    assert reserve_next_hit(me, project, "fv") is not None
+    assert reserve_next_hit(me, project, "fv", confirmed=True) is not None
     Project.objects.filter(pk=project.pk).update(qualification_required=Project.Qualification.ALL)
     project.refresh_from_db()
     with pytest.raises(WorkRefused, match="screening test"):
-        reserve_next_hit(me, project, "kv")
+        reserve_next_hit(me, project, "kv", confirmed=True)
 
 
 def screening_url(project) -> str:
@@ -96,6 +96,6 @@ def test_after_the_last_attempt_the_annotator_is_refused_with_a_clear_message(pr
     assert me.standing_in(project).qualified_at is None and me.standing_in(project).screening_attempts == 2
     project.refresh_from_db()
     with pytest.raises(WorkRefused, match="did not pass the screening test"):
-        reserve_next_hit(me, project, "fv")
+        reserve_next_hit(me, project, "fv", confirmed=True)
     response = client.post(f"/work/{project.slug}/fv/next/", follow=True)
     assert b"did not pass the screening test" in response.content

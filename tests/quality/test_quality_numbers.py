@@ -84,7 +84,7 @@ def test_a_new_submission_is_counted_in_the_note(graded, client, manager):  # no
     client.get(url)
     run_the_queued_job(project)
     annotator = crowd_annotator("D")
-    assignment = reserve_next_hit(annotator, project, "fv")
+    assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
     for unit in assignment.hit.units.all():
         Label.objects.create(assignment=assignment, unit=unit, annotator=annotator, **answers_for(unit))
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED, submitted_at=timezone.now())
@@ -112,7 +112,7 @@ def test_every_change_behind_a_number_moves_the_fingerprint(graded, change):  # 
     elif change == "discard":
         Assignment.objects.filter(pk=submitted.pk).update(status=Assignment.Status.DISCARDED)
     elif change in ("submission", "expiry"):
-        assignment = reserve_next_hit(crowd_annotator("E"), project, "fv")
+        assignment = reserve_next_hit(crowd_annotator("E"), project, "fv", confirmed=True)
         # Saving an answer on an open assignment changes no stored number (the annotator list adds it live).
         Label.objects.create(assignment=assignment, unit=assignment.hit.units.first(), annotator=assignment.annotator,
                              has_error=False, seconds_on_item=3)
@@ -139,7 +139,7 @@ def test_the_annotator_list_adds_open_work_live_and_says_when_the_rest_is_older(
     assert "Computing the quality numbers" in client.get(url).content.decode()
     run_the_queued_job(project)
     annotator = crowd_annotator("G")
-    assignment = reserve_next_hit(annotator, project, "fv")
+    assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
     Label.objects.create(assignment=assignment, unit=assignment.hit.units.first(), annotator=annotator,
                          has_error=False, seconds_on_item=4)
     response = client.get(url)

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def submit(annotator, project, strategy, task=Task.FACT_VERIFICATION, rng=None) -> Assignment:
-    assignment = reserve_next_hit(annotator, project, task)
+    assignment = reserve_next_hit(annotator, project, task, confirmed=True)
     assert assignment is not None
     save_answers(assignment=assignment, answers=scripted.answers(assignment, strategy, rng or random.Random(0)))
     submit_assignment(assignment=assignment)
@@ -66,7 +66,7 @@ def test_a_failed_submission_gives_its_place_to_a_fourth_annotator(big_project, 
     # Now N submissions count: nobody else gets it.
     latecomer = crowd_annotator("latecomer")
     assert first_hit not in available_hits(latecomer, big_project, Task.FACT_VERIFICATION)
-    assert reserve_next_hit(latecomer, big_project, Task.FACT_VERIFICATION).hit != first_hit
+    assert reserve_next_hit(latecomer, big_project, Task.FACT_VERIFICATION, confirmed=True).hit != first_hit
 
 
 def test_the_annotator_who_failed_never_gets_the_hit_again(big_project, first_hit):
@@ -77,7 +77,7 @@ def test_the_annotator_who_failed_never_gets_the_hit_again(big_project, first_hi
     assert first_hit in available_hits(crowd_annotator("other"), big_project, Task.FACT_VERIFICATION)
     seen = []
     for _ in range(4):
-        assignment = reserve_next_hit(sloppy, big_project, Task.FACT_VERIFICATION)
+        assignment = reserve_next_hit(sloppy, big_project, Task.FACT_VERIFICATION, confirmed=True)
         seen.append(assignment.hit)
         save_answers(assignment=assignment, answers=scripted.answers(assignment, scripted.careful,
                                                                      random.Random(1)))
@@ -105,7 +105,7 @@ def test_a_manager_override_takes_the_place_again_or_frees_it(big_project, first
     grade_override(grade=Grade.objects.get(assignment=passed), passed=False, reason="Copied answers.", user=manager)
     assert fv_total(big_project)["hits_done"] == 0
     assert first_hit not in available_hits(steady, big_project, Task.FACT_VERIFICATION)
-    assert reserve_next_hit(waiting, big_project, Task.FACT_VERIFICATION).hit == first_hit
+    assert reserve_next_hit(waiting, big_project, Task.FACT_VERIFICATION, confirmed=True).hit == first_hit
 
 
 def test_key_fact_validation_waits_for_n_counted_submissions(db):
@@ -157,7 +157,7 @@ def test_annotators_racing_for_a_freed_place_never_overfill_the_hit():
                                                expires_at=now + timedelta(hours=1), submitted_at=now)
         Grade.objects.create(assignment=assignment, passed=passed)
     racers = [crowd_annotator(f"racer-{i}") for i in range(8)]
-    got = race(lambda annotator: reserve_next_hit(annotator, project, Task.FACT_VERIFICATION), racers, timeout=60)
+    got = race(lambda annotator: reserve_next_hit(annotator, project, Task.FACT_VERIFICATION, confirmed=True), racers, timeout=60)
     winners = [assignment for assignment in got if assignment is not None]
     assert len(winners) == 1 and winners[0].hit == hit  # one freed place, one annotator
     assert Assignment.objects.holding_a_place().filter(hit=hit).count() == project.annotators_per_unit

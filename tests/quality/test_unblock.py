@@ -61,7 +61,7 @@ def boss(project, django_user_model):
 
 def fail(annotator, project, times: int) -> None:
     for _ in range(times):
-        assignment = reserve_next_hit(annotator, project, "fv")
+        assignment = reserve_next_hit(annotator, project, "fv", confirmed=True)
         save_answers(assignment=assignment, answers=scripted.answers(assignment, contrary, random.Random(0)))
         submit_assignment(assignment=assignment)
 

@@ -194,7 +194,7 @@ def test_the_answer_endpoints_answer_fuzzed_requests_with_4xx_and_clear_messages
     client = client_for(annotator)
     fields = schema_fields(client)
     assert {"unit", "has_error", "error_types", "ai_right", "useful", "aligned"} <= set(fields["answers"])
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     url = f"/api/assignments/{assignment.public_id}"
     statuses: dict[int, int] = {}
     partial_writes: list = []
@@ -318,9 +318,9 @@ def test_xss_payloads_in_every_user_supplied_field_render_escaped_on_every_page(
     build_all(project)
     Unit.objects.filter(hit__project=project, task="fv").update(ai_reason=f"Because {PAYLOAD}", ai_category="entity")
     ann = annotator_for(worker)
-    kv = reserve_next_hit(ann, project, "kv")
+    kv = reserve_next_hit(ann, project, "kv", confirmed=True)
     complete(kv, yes=True)  # KV settled: KA HITs exist
-    held = [reserve_next_hit(ann, project, task) for task in ("fv", "ka")]
+    held = [reserve_next_hit(ann, project, task, confirmed=True) for task in ("fv", "ka")]
 
     manager_pages = crawl(client_for(manager), ["/", f"/projects/{project.slug}/"])
     annotator_pages = crawl(client_for(worker), ["/work/", *[f"/work/hits/{a.public_id}/" for a in held if a]])
@@ -334,7 +334,7 @@ def test_xss_payloads_in_every_user_supplied_field_render_escaped_on_every_page(
 
 def test_other_annotators_and_projects_work_is_refused_and_never_leaked(
         corpus, annotator, other_annotator, outsider, record_figures):
-    mine = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    mine = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     unit = mine.hit.units.order_by("position").first()
     from annotation.services.answers import save_answers
 
@@ -390,7 +390,7 @@ def test_other_annotators_and_projects_work_is_refused_and_never_leaked(
 
 
 def test_a_cookie_session_post_without_csrf_token_is_refused(corpus, annotator, record_figures):
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     client = client_for(annotator, csrf=True)
     attempts = [
         client.post(f"/work/hits/{assignment.public_id}/answers/0/", {"u0-has_error": "no"}),
@@ -410,7 +410,7 @@ def test_a_cookie_session_post_without_csrf_token_is_refused(corpus, annotator, 
 @pytest.mark.parametrize("body", ["null", "[]", "[1, 2]", '"text"', "3", "true"])
 def test_an_answer_body_that_is_not_a_json_object_is_a_400_not_a_500(corpus, annotator, body):
     # Found by the fuzzer above: `null`, a list or a string made AssignmentViewSet.answers raise (500).
-    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), corpus, "fv", confirmed=True)
     response = client_for(annotator).post(f"/api/assignments/{assignment.public_id}/answers/", body,
                                           content_type="application/json")
     assert response.status_code == 400, response.content[:300]

@@ -94,7 +94,7 @@ def targets(project, annotator, manager):
     add_assistance(project)
     build_all(project)
     work_through(crowd_annotator("graded"), project, "kv")
-    assignment = reserve_next_hit(annotator_for(annotator), project, "fv")
+    assignment = reserve_next_hit(annotator_for(annotator), project, "fv", confirmed=True)
     return {
         "assignments": str(assignment.public_id), "hits": str(assignment.hit.public_id),
         "units": str(assignment.hit.units.first().public_id), "projects": project.slug,
