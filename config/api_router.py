@@ -4,7 +4,8 @@ from annotation import api
 
 # No format suffixes (`/api/assignments/reserve.json`): the API speaks JSON, chosen by the Accept header, and every
 # address exists once, so each is covered by the same permission checks and tests.
-router = DefaultRouter(include_format_suffixes=False)
+router = DefaultRouter()
+router.include_format_suffixes = False
 router.register("projects", api.ProjectViewSet, basename="project")
 router.register("documents", api.DocumentViewSet, basename="document")
 router.register("summaries", api.SummaryViewSet, basename="summary")
