@@ -1,6 +1,7 @@
 """Typed readers for settings that come from the environment (healthchecks' envbool/envint style)."""
 
 import os
+from decimal import Decimal, InvalidOperation
 
 
 def env(name: str, default: str = "") -> str:
@@ -36,6 +37,20 @@ def envfloat(name: str, default: float) -> float:
         return float(value)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def envdecimal(name: str, default: Decimal) -> Decimal:
+    """A money amount: exact, and never NaN or infinite (they compare false with everything, so no floor holds)."""
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = Decimal(value)
+    except InvalidOperation:
+        raise ValueError(f"{name} must be a decimal number, got {value!r}") from None
+    if not number.is_finite():
+        raise ValueError(f"{name} must be a finite decimal number, got {value!r}")
+    return number
 
 
 def envlist(name: str, default: list[str]) -> list[str]:

@@ -7,13 +7,14 @@ SECRET_KEY, ALLOWED_HOSTS and FINEGRAIN_HTTPS (deploy/env.example lists every va
 """
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
 
 from assist.config import DEFAULTS as assist_defaults
 
-from .env import env, envbool, envfloat, envint, envlist
+from .env import env, envbool, envdecimal, envfloat, envint, envlist
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env("FINEGRAIN_DATA_DIR", str(BASE_DIR / "var")))
@@ -355,6 +356,11 @@ FINEGRAIN_HIT_LIFETIME_HOURS = envint("FINEGRAIN_HIT_LIFETIME_HOURS", 7 * 24)
 FINEGRAIN_PUBLISH_REQUEUE_SECONDS = envint("FINEGRAIN_PUBLISH_REQUEUE_SECONDS", 900)
 # Expected work per unit, used for the reward (project wage x time) and the cost estimate.
 FINEGRAIN_SECONDS_PER_UNIT = envint("FINEGRAIN_SECONDS_PER_UNIT", 30)
+# The least a crowd HIT may pay per hour of its expected work: the US federal minimum wage. Project settings, new
+# projects and every publication on a paying provider are held to it; the protocol's $10.88 is 50% above (paper G.2).
+FINEGRAIN_MIN_HOURLY_WAGE_USD = envdecimal("FINEGRAIN_MIN_HOURLY_WAGE_USD", Decimal("7.25"))
+if FINEGRAIN_MIN_HOURLY_WAGE_USD <= 0:
+    raise ValueError(f"FINEGRAIN_MIN_HOURLY_WAGE_USD must be above 0, got {FINEGRAIN_MIN_HOURLY_WAGE_USD}")
 FINEGRAIN_PROLIFIC_API_URL = env("FINEGRAIN_PROLIFIC_API_URL", "https://api.prolific.com")
 FINEGRAIN_PROLIFIC_TOKEN = env("FINEGRAIN_PROLIFIC_TOKEN")
 FINEGRAIN_PROLIFIC_PROJECT_ID = env("FINEGRAIN_PROLIFIC_PROJECT_ID")

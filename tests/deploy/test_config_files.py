@@ -7,7 +7,7 @@ from django.conf import settings
 
 from .conftest import DEPLOY, ROOT
 
-ENV_CALL = re.compile(r"\benv(?:bool|int|float|list)?\(\s*\"([A-Z][A-Z0-9_]*)\"")
+ENV_CALL = re.compile(r"\benv(?:bool|int|float|decimal|list)?\(\s*\"([A-Z][A-Z0-9_]*)\"")
 
 
 def documented_variables() -> set[str]:
