@@ -99,6 +99,7 @@ def _analytics_url(project, include_simulated: bool) -> str:
 
 
 @login_required
+@require_GET
 def table_csv(request, slug, table):
     """One table as CSV, from the current figures only: while they are being recomputed, 503 and Retry-After
     (never the figures of older labels, never a computation inside the request)."""

@@ -23,6 +23,10 @@ from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils.regex_helper import normalize
 from drf_spectacular.generators import SchemaGenerator
 
+from annotation.models import Annotator, Assignment, AttentionCheck
+from annotation.permissions import READABLE_STATUSES
+from corpus.models import Document, DocumentSentence, KeyFact, Summary, SummarySentence
+
 # A pattern is requested with at most this many fillings (in the pools' order, what matters most first).
 MAX_FILLINGS = 60
 _ROUTE_PARAMETER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
@@ -256,3 +260,52 @@ def crawl(client: Client, pools: Pools, oracle: Oracle, *, extra_query: dict | N
             result.leaks.append((url, response.status_code, leaks))
     return result
 
+
+def oracle_for(annotator: Annotator) -> Oracle:
+    readable = list(Assignment.objects.filter(annotator=annotator, status__in=READABLE_STATUSES)
+                    .select_related("hit__document"))
+    shown_hits = []
+    for assignment in readable:
+        units = list(assignment.hit.units.select_related("attention_check"))
+        real = {text for u in units if not hasattr(u, "attention_check") for text in (u.text, u.sentence_text)}
+        checks = {text for u in units if hasattr(u, "attention_check") for text in (u.text, u.sentence_text)}
+        shown_hits.append((assignment, real - {""}, checks - real - {""}))
+    source = set(DocumentSentence.objects.filter(document__in=[a.hit.document for a in readable])
+                 .values_list("text", flat=True))
+    allowed = source | {text for _, real, checks in shown_hits for text in real | checks}
+    corpus = {
+        **dict.fromkeys(SummarySentence.objects.values_list("text", flat=True), "a summary sentence"),
+        **dict.fromkeys(Summary.objects.values_list("text", flat=True), "a summary"),
+        **dict.fromkeys(KeyFact.objects.values_list("text", flat=True), "a key-fact"),
+        **dict.fromkeys(Document.objects.exclude(reference="").values_list("reference", flat=True), "a reference summary"),
+        **dict.fromkeys(DocumentSentence.objects.values_list("text", flat=True), "another document's sentence"),
+    }
+    forbidden = {Oracle.normal(text): what for text, what in corpus.items()
+                 if len(text) >= 12 and not any(text in shown for shown in allowed)}
+    hits = []
+    for assignment, real, checks in shown_hits:
+        # Texts another of the annotator's HITs or the source also shows are no evidence either way.
+        elsewhere = source | {t for other, r, c in shown_hits if other != assignment for t in r | c}
+        units = [{Oracle.normal(t) for t in (u.text, u.sentence_text) if t and t not in elsewhere}
+                 for u in assignment.hit.units.all()]
+        hits.append(HitShown(f"{assignment.hit.get_task_display()} HIT {assignment.hit.public_id}",
+                             {Oracle.normal(t) for t in real - elsewhere},
+                             {Oracle.normal(t) for t in checks - elsewhere}, units))
+    expected = {json_form for check in AttentionCheck.objects.all() for json_form in _json_forms(check.expected)}
+    markers = [(re.compile(re.escape(kind)), f"the check kind {kind}") for kind in AttentionCheck.Kind.values]
+    markers += [(re.compile(re.escape(form)), f"an expected answer {form}") for form in expected]
+    markers += [
+        (re.compile(r'"(?:status|origin)"\s*:\s*"(?:candidate|accepted|rejected|imported|generated|human)"'),
+         "a key-fact's status or origin"),
+        (re.compile(r'"(?:summary|summary_id|keyfact|keyfact_id)"\s*:\s*(?:\d|null)'), "a summary or key-fact id"),
+        (re.compile(r'"(?:uid|doc_id|document_uid|reference|summary_model)"\s*:\s*"'),
+         "a document's name or reference"),
+        (re.compile(r"/api/(?:summaries|keyfacts)/\d"), "a link to a summary or key-fact"),
+    ]
+    labels = [label for _, label in KeyFact.Status.choices if label != "Candidate"]
+    labels += [label for _, label in KeyFact.Origin.choices]
+    return Oracle(forbidden=forbidden, hits=hits, markers=markers, html_markers=labels)
+
+
+def _json_forms(expected: dict) -> list[str]:
+    return [json.dumps(expected), json.dumps(expected, separators=(",", ":"))] if expected else []

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -159,17 +160,17 @@ class Gunicorn:
         return children_of(self.process.pid)
 
 
-@pytest.fixture
-def gunicorn(transactional_db, tmp_path):
-    """A real gunicorn (3 sync workers, deploy/gunicorn.conf.py) on a free loopback port, on the test database."""
+@contextmanager
+def running_gunicorn(log: Path, **extra):
+    """A real gunicorn (3 sync workers, deploy/gunicorn.conf.py) on a free loopback port, on the test database;
+    `extra` adds to its environment."""
     port = free_port()
-    log = tmp_path / "gunicorn.log"
     with log.open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py", "config.wsgi:application"],
             cwd=ROOT, env=app_env(GUNICORN_BIND=f"127.0.0.1:{port}", GUNICORN_WORKERS=3, GUNICORN_TIMEOUT=60,
                                   ALLOWED_HOSTS="127.0.0.1", LOG_LEVEL="WARNING", DB_CONN_MAX_AGE=60,
-                                  DJANGO_SETTINGS_MODULE="tests.reliability.settings"),
+                                  DJANGO_SETTINGS_MODULE="tests.reliability.settings", **extra),
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = Gunicorn(process, f"http://127.0.0.1:{port}", log)
     try:
@@ -191,6 +192,12 @@ def gunicorn(transactional_db, tmp_path):
         stop_group(process)
         if os.environ.get("FINEGRAIN_RELIABILITY_KEEP_LOGS"):
             shutil.copy(log, ROOT / "benchmarks" / "out" / "gunicorn.log")
+
+
+@pytest.fixture
+def gunicorn(transactional_db, tmp_path):
+    with running_gunicorn(tmp_path / "gunicorn.log") as server:
+        yield server
 
 
 class PrivateRedis:
