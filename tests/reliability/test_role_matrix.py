@@ -18,7 +18,9 @@ import itertools
 import logging
 import secrets
 import threading
+from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -36,14 +38,14 @@ from annotation.models import Annotator, Assignment, CrowdBatch, CrowdHit, Hit, 
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
 from corpus import people
-from corpus.models import DocumentSentence, Job, KeyFact, Membership, Project, Summary, SummarySentence
+from corpus.models import DocumentSentence, Invitation, Job, KeyFact, Membership, Project, Summary, SummarySentence
 from exports import figures
 from tests.quality.conftest import with_checks
 from tests.quality.leak_crawler import formats_of, leaf_patterns, oracle_for, route_of
 from tests.reliability.role_matrix import Caller, Filling, expected, rule_for
 from tests.work import add_assistance, annotator_for, answers_for, build_all, import_generated, import_small, qualify
 
-from .conftest import running_gunicorn
+from .conftest import free_port, running_gunicorn
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -243,7 +245,7 @@ def world(transactional_db, django_user_model, tmp_path, monkeypatch) -> World:
     pools = {
         "slug": [(a.slug, a.pk), (b.slug, b.pk)],
         "task": [("fv", None), ("kv", None)],
-        "format": [("json", None), ("api", None)],  # format suffixes, should any route have them again
+        "format": [("json", None), (".json", None)],  # format suffixes, should any route have them again
         "position": [("0", None)],
         "assignment_id": assignments,
         "hit_id": hits,
@@ -463,3 +465,122 @@ def test_every_pattern_every_caller_both_methods_reaches_only_what_the_table_all
 
 def route_of_url(url: str) -> str:
     return resolve(url.split("?")[0]).route
+
+
+# --- The attacks, whole, against the same server ------------------------------------------------------------------
+
+@pytest.fixture
+def server(world, tmp_path):
+    # Prolific cannot be reached from here (a closed loopback port): an arrival stays a claim, as in an outage.
+    with running_gunicorn(tmp_path / "gunicorn.log", FINEGRAIN_LINK_RATE="100000/m",
+                          FINEGRAIN_PROLIFIC_API_URL=f"http://127.0.0.1:{free_port()}",
+                          FINEGRAIN_PROLIFIC_TOKEN="matrix") as running:
+        yield running
+
+
+def caller_named(world: World, name: str) -> Caller:
+    return next(caller for caller in world.callers if caller.name == name)
+
+
+def client_of(server, caller: Caller | None = None, **headers) -> httpx.Client:
+    caller = caller or Caller("anonymous", cookies={"csrftoken": CSRF}, headers={"X-CSRFToken": CSRF})
+    return httpx.Client(base_url=server.url, cookies=caller.cookies, headers={**caller.headers, **headers},
+                        timeout=60, follow_redirects=False)
+
+
+def test_a_forged_prolific_arrival_is_a_claim_that_no_other_door_honours(world, server):
+    """The arrival of a real participant's id, typed by somebody else while Prolific is out of reach: its token
+    opens its own HIT, unconfirmed, and nothing else, whoever carries it."""
+    participant = "f" * 24
+    batch = CrowdBatch.objects.get(project=world.a, provider="prolific")
+    qualify(Annotator.objects.create(provider="prolific", external_id=participant), world.a)
+    with client_of(server) as browser:
+        arrival = browser.get(f"/crowd/prolific/{batch.public_id}/", params={
+            "PROLIFIC_PID": participant, "STUDY_ID": batch.external_id, "SESSION_ID": "FORGED1"})
+    assert arrival.status_code == 302 and "ct=" in arrival.headers["location"]
+    token = arrival.headers["location"].split("ct=")[1]
+    forged = Assignment.objects.get(annotator__external_id=participant)
+    assert forged.confirmed_at is None
+
+    reserve = {"project": world.a.slug, "task": "kv"}
+    for name in ("annotator-a", "manager-a", "manager-b", "reviewer-a"):
+        with client_of(server, caller_named(world, name), **{"X-Finegrain-Session": token}) as client:
+            assert client.post("/api/assignments/reserve/", json=reserve).status_code == 403, name
+            assert client.get(f"/work/hits/{forged.public_id}/", params={"ct": token}).status_code == 403, name
+    with client_of(server, **{"X-Finegrain-Session": token}) as anonymous:
+        assert anonymous.post("/api/assignments/reserve/", json=reserve).status_code == 403
+        assert anonymous.post(f"/api/assignments/{forged.public_id}/answers/",
+                              json={"unit": "0", "has_error": True}).status_code == 403
+        assert anonymous.post(f"/work/{world.a.slug}/kv/next/", data={"crowd_token": token}).status_code == 403
+        assert anonymous.get(f"/work/hits/{forged.public_id}/", params={"ct": token}).status_code == 200
+    # Nothing was reserved in the participant's name but the arrival's own HIT, and that stays a claim.
+    assert list(Assignment.objects.filter(annotator__external_id=participant)
+                .values_list("pk", "confirmed_at")) == [(forged.pk, None)]
+
+
+def test_invitations_are_used_once_expire_and_survive_a_race(world, server, django_user_model):
+    manager = django_user_model.objects.get(username="manager-a")
+    _, token = people.invite(project=world.a, role="reviewer", label="Raced", actor=manager)
+    barrier = threading.Barrier(6)
+    statuses = []
+
+    def sign_up(n: int):
+        with client_of(server) as browser:
+            barrier.wait(timeout=30)
+            statuses.append(browser.post(f"/invitation/{token}/", data={
+                "username": f"racer-{n}", "password1": "pw-Racer-long-9x", "password2": "pw-Racer-long-9x"}
+            ).status_code)
+
+    threads = [threading.Thread(target=sign_up, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(statuses)[0] == 302 and statuses.count(302) == 1, statuses
+    assert all(status in (302, 409, 410) for status in statuses), statuses
+    # One account joined; the others were not made at all (the account and its joining are one transaction).
+    joined = Membership.objects.filter(project=world.a, user__username__startswith="racer-")
+    assert joined.count() == 1 and joined.get().role == "reviewer"
+    assert django_user_model.objects.filter(username__startswith="racer-").count() == 1
+    with client_of(server) as browser:
+        assert browser.get(f"/invitation/{token}/").status_code == 410  # used
+        _, late = people.invite(project=world.a, role="annotator", label="Late", actor=manager)
+        Invitation.objects.filter(label="Late").update(expires_at=timezone.now() - timedelta(seconds=1))
+        assert browser.get(f"/invitation/{late}/").status_code == 410
+        assert browser.post(f"/invitation/{late}/", data={
+            "username": "late", "password1": "pw-Late-long-9x", "password2": "pw-Late-long-9x"}).status_code == 410
+    assert not django_user_model.objects.filter(username="late").exists()
+
+
+def test_two_managers_demoting_each_other_at_once_leave_a_manager_and_no_error(world, server, django_user_model):
+    first = django_user_model.objects.get(username="manager-a")
+    second = django_user_model.objects.create_user("manager-a2", password="pw-manager-a2-1")
+    Membership.objects.create(project=world.a, user=second, role=Membership.Role.MANAGER)
+    clients = [client_of(server, Caller(user.username, cookies=account_cookies(user),
+                                        headers={"X-CSRFToken": CSRF})) for user in (first, second)]
+    statuses = Counter()
+    try:
+        for _ in range(12):
+            Membership.objects.filter(project=world.a, user__in=[first, second]).update(role=Membership.Role.MANAGER)
+            members = {m.user_id: m.pk for m in Membership.objects.filter(project=world.a, user__in=[first, second])}
+            barrier = threading.Barrier(2)
+
+            def demote(client, member: int, barrier=barrier):
+                barrier.wait(timeout=30)
+                statuses[client.post(f"/projects/{world.a.slug}/people/change/", data={
+                    "action": "role", "member": str(member), "role": "reviewer"}).status_code] += 1
+
+            threads = [threading.Thread(target=demote, args=(clients[0], members[second.pk])),
+                       threading.Thread(target=demote, args=(clients[1], members[first.pk]))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+            assert Membership.objects.filter(project=world.a, role=Membership.Role.MANAGER).exists()
+    finally:
+        for client in clients:
+            client.close()
+    # Each round: one demotion goes through (302); the other is refused with the rule's message (400), or finds its
+    # author no longer a manager (403). Never a 5xx.
+    assert set(statuses) <= {302, 400, 403}, statuses
+    assert statuses[302] >= 12, statuses
