@@ -1,0 +1,96 @@
+"""How many labels a unit needs: the redundancy policy of a project (BRIEF, "What a study costs").
+
+UniSumEval gave every unit a fixed N = 3 annotators (paper 3.4) and took the majority (paper section 4). Once the
+first counted labels of a unit already decide that majority, the labels after them cannot change it and buy nothing.
+A policy says, from a unit's counted answers so far (in the order they were counted), whether the unit is settled,
+needs one more label, or goes to a reviewer:
+
+- `fixed`: N labels, whatever they say (the paper's design).
+- `adaptive`: first the fewest labels that can decide the N-label majority (N // 2 + 1: two of three), then one more
+  at a time while they cannot. The label it settles on is, by construction, the one N labels would give: a strict
+  majority of N is reached by the same first labels, and a unit that reaches N is settled as the fixed design
+  settles it (ties, possible only for an even N, by the task's tie rule, exports.scores.TIE_BREAK).
+- `lead`: from two labels, one more at a time until one answer leads by `margin`; a unit that reaches `cap` labels
+  without that lead goes to review.
+
+The answers are the task's deciding question (FV: has an error; KV: useful; KA: aligned). An AI pre-label is never
+an answer here: the benchmark exists to judge AI evaluators, so it must not decide a human label.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import models
+
+
+class Policy(models.TextChoices):
+    FIXED = "fixed", "The same number of annotators for every item"
+    ADAPTIVE = "adaptive", "Only as many annotators as it takes to decide the majority"
+    LEAD = "lead", "Annotators until one answer leads by a margin"
+
+
+class Verdict(models.TextChoices):
+    COLLECTING = "collecting", "Collecting its first labels"
+    NEEDS_MORE = "needs_more", "Needs one more label"
+    SETTLED = "settled", "Settled"
+    ESCALATED = "escalated", "Sent to review"
+
+
+@dataclass(frozen=True)
+class Redundancy:
+    """A project's policy with its parameters: `annotators` is N of the fixed design it stands for."""
+
+    policy: str
+    annotators: int
+    margin: int = 2
+    cap: int = 5
+
+    def __post_init__(self):
+        if self.policy not in Policy.values:
+            raise ValueError(f"Unknown redundancy policy {self.policy!r}: use one of {', '.join(Policy.values)}.")
+        if self.annotators < 1:
+            raise ValueError("A unit needs at least one annotator.")
+        if self.policy == Policy.LEAD and not (1 <= self.margin <= self.cap and self.cap >= 2):
+            raise ValueError("The lead policy needs a margin of at least 1 and a cap of at least 2 and at least "
+                             "the margin.")
+
+    @property
+    def first_round(self) -> int:
+        """How many labels every unit gets before any is judged."""
+        if self.policy == Policy.FIXED:
+            return self.annotators
+        if self.policy == Policy.ADAPTIVE:
+            return self.annotators // 2 + 1
+        return min(2, self.cap)
+
+    @property
+    def most(self) -> int:
+        """The most labels a unit can get."""
+        return self.cap if self.policy == Policy.LEAD else self.annotators
+
+    def verdict(self, answers: Sequence[bool]) -> str:
+        """What the unit needs now, from its counted answers in the order they were counted."""
+        count = len(answers)
+        yes = sum(1 for answer in answers if answer)
+        leading = max(yes, count - yes)
+        if count < self.first_round:
+            return Verdict.COLLECTING
+        if self.policy == Policy.FIXED:
+            return Verdict.SETTLED
+        if self.policy == Policy.ADAPTIVE:
+            # Decided once one answer holds a strict majority of N, or once N labels are in (as the fixed design).
+            if leading > self.annotators // 2 or count >= self.annotators:
+                return Verdict.SETTLED
+            return Verdict.NEEDS_MORE
+        if leading - (count - leading) >= self.margin:
+            return Verdict.SETTLED
+        return Verdict.ESCALATED if count >= self.cap else Verdict.NEEDS_MORE
+
+    def target(self, answers: Sequence[bool]) -> int:
+        """How many counted labels the unit should have once the labels now asked for are in."""
+        verdict = self.verdict(answers)
+        if verdict == Verdict.COLLECTING:
+            return self.first_round
+        if verdict == Verdict.NEEDS_MORE:
+            return len(answers) + 1
+        return len(answers)
