@@ -6,7 +6,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -37,6 +36,7 @@ from ..quality.qualification import (
 from ..services.grades import OverrideRefused, grade_override
 from .crowd import after_screening
 from .jobs import polled_fragment
+from .next_page import redirect_to_next
 from .pagination import paginate
 
 DEFAULT_SORT = "pass_rate"
@@ -128,11 +128,7 @@ def quality_numbers_compute(request, slug):
     if not project.jobs.open().filter(kind=NUMBERS_KIND).exists():
         snapshot_start(project=project, kind=NUMBERS_KIND, user=request.user,
                        fingerprint=fingerprint_of(quality_basis(project)))
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
-        return redirect("quality_dashboard", slug)
-    return redirect(back)
+    return redirect_to_next(request, reverse("quality_dashboard", args=[slug]))
 
 
 @login_required

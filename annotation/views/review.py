@@ -10,11 +10,10 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
@@ -28,6 +27,7 @@ from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
 from ..services.review_tally import KIND as TALLY_KIND
 from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
 from .jobs import polled_fragment
+from .next_page import next_page
 
 PAGE_SIZE = 20
 AGREEMENT_LEVELS = [("", "any"), ("0.5", "an even split"), ("0.67", "at most two thirds"), ("0.75", "at most 3 in 4")]
@@ -120,11 +120,9 @@ def review_tally_again(request, slug):
 
 
 def _back(request, slug, unit=None):
-    """To the list the form came from (only a path of this site), at the unit."""
-    target = request.POST.get("next", "")
-    if not target.startswith("/") or not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = reverse("review", args=[slug])
-    return redirect(target.split("#")[0] + (f"#unit-{unit.public_id}" if unit is not None else ""))
+    """To the list the form came from (only a page of this site), at the unit."""
+    target = next_page(request, reverse("review", args=[slug]))
+    return HttpResponseRedirect(target.split("#")[0] + (f"#unit-{unit.public_id}" if unit is not None else ""))
 
 
 @login_required

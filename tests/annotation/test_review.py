@@ -137,6 +137,14 @@ def test_a_check_is_not_adjudicated_and_outside_urls_are_not_followed(client, sp
     assert not Adjudication.objects.exists()
 
 
+@pytest.mark.parametrize("target", ["review", "projects/alpha/review/", "//evil.example", "/\\evil.example"])
+def test_a_next_that_is_not_a_page_of_this_site_returns_to_the_list(client, split, reviewer, target):
+    unit = split.hits.first().units.first()
+    client.force_login(reviewer)
+    response = client.post(unit_url(split, unit), {"answer": "no", "reason": "x", "next": target})
+    assert response.status_code == 302 and response.url == f"{review_url(split)}#unit-{unit.public_id}"
+
+
 def test_agreement_among_annotators_and_with_the_adjudication_by_hand(split, reviewer):
     # Six units, each 2 "no error" against 1 "error": 3 pairs per unit, 1 of them agreeing.
     summary = agreement_summary(split, "fv")

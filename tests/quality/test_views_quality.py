@@ -171,3 +171,23 @@ def test_a_manager_changes_an_annotators_status(graded, client, manager, annotat
     assert status_of(people["A"], project) == "paused"
     client.post(url, {"status": "nonsense"})
     assert status_of(people["A"], project) == "paused"
+
+
+@pytest.mark.parametrize("target", ["projects", "projects/x", "//evil.example", "https://evil.example/",
+                                    "/\\evil.example", "javascript:alert(1)", "http:///evil.example"])
+def test_computing_the_numbers_again_returns_to_a_page_of_this_site_only(project, client, manager, target):
+    from django.urls import reverse
+
+    client.force_login(manager)
+    response = client.post(reverse("quality_numbers_compute", args=[project.slug]), {"next": target})
+    assert response.status_code == 302 and response.url == reverse("quality_dashboard", args=[project.slug])
+
+
+def test_computing_the_numbers_again_returns_to_the_page_it_was_asked_from(project, client, manager):
+    from django.urls import reverse
+
+    client.force_login(manager)
+    compute = reverse("quality_numbers_compute", args=[project.slug])
+    page = reverse("annotator_list", args=[project.slug]) + "?sort=-agreement"
+    assert client.post(compute, {"next": page}).url == page
+    assert client.post(compute, {"next": f"http://testserver{page}"}).url == f"http://testserver{page}"
