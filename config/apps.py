@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.contrib.admin.apps import AdminConfig
 
 
 class FinegrainConfig(AppConfig):
@@ -14,3 +15,9 @@ class FinegrainConfig(AppConfig):
         # The SQLite database's folder, the embedded broker's and the laptop's STATIC_ROOT (config/settings.py).
         for folder in settings.FINEGRAIN_STARTUP_FOLDERS:
             Path(folder).mkdir(parents=True, exist_ok=True)
+
+
+class OperatorAdminConfig(AdminConfig):
+    """django.contrib.admin with the site that only superusers may open (config/admin.py)."""
+
+    default_site = "config.admin.OperatorAdminSite"

@@ -31,7 +31,8 @@ SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
     "config.apps.FinegrainConfig",
-    "django.contrib.admin",
+    # django.contrib.admin, open to superusers only (config/admin.py).
+    "config.apps.OperatorAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -135,6 +136,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # ModelBackend with the read of every request's user compiled once (config/login.py); ModelBackend itself after it
 # for the sessions made before.

@@ -54,5 +54,6 @@ def get_reviewed_project(user, slug: str) -> Project:
 
 
 def can_manage(user) -> bool:
-    """May create new projects: staff accounts (managers are made staff by `load_demo` and the ops guide)."""
-    return user.is_authenticated and (user.is_staff or user.is_superuser)
+    """May create new projects: accounts with Django's `corpus.add_project` permission (superusers have them all).
+    Not staff status, which is the Django admin's business (config/admin.py)."""
+    return user.has_perm("corpus.add_project")

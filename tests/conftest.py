@@ -136,8 +136,9 @@ def other_project(db):
 @pytest.fixture
 def manager(db, project, django_user_model):
     from corpus.models import Membership
+    from tests.work import may_create_projects
 
-    user = django_user_model.objects.create_user("mia", password="pw-manager-1", is_staff=True)
+    user = may_create_projects(django_user_model.objects.create_user("mia", password="pw-manager-1"))
     Membership.objects.create(project=project, user=user, role=Membership.Role.MANAGER)
     return user
 
@@ -155,8 +156,9 @@ def annotator(db, project, django_user_model):
 def outsider(db, other_project, django_user_model):
     """A manager, but of another project."""
     from corpus.models import Membership
+    from tests.work import may_create_projects
 
-    user = django_user_model.objects.create_user("otto", password="pw-outsider-1", is_staff=True)
+    user = may_create_projects(django_user_model.objects.create_user("otto", password="pw-outsider-1"))
     Membership.objects.create(project=other_project, user=user, role=Membership.Role.MANAGER)
     return user
 

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from annotation.models import Annotator, ProjectAnnotator
@@ -77,6 +78,12 @@ def add_assistance(project: Project, *, backend: str = "offline-similarity") -> 
 def build_all(project: Project) -> None:
     for task in ("fv", "kv", "ka"):
         build_hits(project, task)
+
+
+def may_create_projects(user):
+    """Make `user` a manager account as the operations guide does: Django's permission to add projects, not staff."""
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="corpus", codename="add_project"))
+    return user
 
 
 def annotator_for(user) -> Annotator:

@@ -33,7 +33,7 @@ WORK_PER_PAGE = 50
 def home(request):
     """Annotators land on their work; everybody else on the project list."""
     roles = set(request.user.memberships.values_list("role", flat=True))
-    if roles == {Membership.Role.ANNOTATOR} and not request.user.is_staff:
+    if roles == {Membership.Role.ANNOTATOR} and not can_manage(request.user):
         return redirect("work_home")
     return redirect("project_list")
 

@@ -251,7 +251,7 @@ code=$("${CURL[@]}" -b "$TMP/cookies.txt" -c "$TMP/cookies.txt" -o /dev/null -D 
 [ "$code" = 302 ] || fail "logging in answered $code instead of 302"
 code=$("${CURL[@]}" -b "$TMP/cookies.txt" -o "$TMP/admin.html" -w '%{http_code}' "$HTTPS/admin/")
 [ "$code" = 200 ] && grep -q "Site administration" "$TMP/admin.html" || fail "the admin answered $code after logging in"
-say "ok: log-in through nginx, then /admin/ for a staff account"
+say "ok: log-in through nginx, then /admin/ for a superuser"
 
 # 6. Failed log-ins are counted in Redis across gunicorn's workers: the 4th with FAILURES_PER_USERNAME=3 gets 429.
 # A fresh visitor: logging in above rotated the CSRF token of the first one.

@@ -21,8 +21,11 @@ def load(*args) -> str:
 def test_it_creates_the_demo_accounts_with_the_password_given():
     text = load("--password", "pw-first-run")
     project = Project.objects.get(slug="demo")
-    assert authenticate(username="manager", password="pw-first-run").is_staff
-    assert not authenticate(username="annotator", password="pw-first-run").is_staff
+    manager = authenticate(username="manager", password="pw-first-run")
+    annotator = authenticate(username="annotator", password="pw-first-run")
+    # A manager may create projects, and like every account but the operators' stays out of the Django admin.
+    assert manager.has_perm("corpus.add_project") and not manager.is_staff
+    assert not annotator.has_perm("corpus.add_project") and not annotator.is_staff
     roles = dict(project.memberships.values_list("user__username", "role"))
     assert roles == {"manager": Membership.Role.MANAGER, "annotator": Membership.Role.ANNOTATOR,
                      "annotator2": Membership.Role.ANNOTATOR, "annotator3": Membership.Role.ANNOTATOR,

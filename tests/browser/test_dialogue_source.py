@@ -10,7 +10,7 @@ from annotation.services.hits import build_hits
 from corpus.importing import import_dataset
 from corpus.models import Document, Membership, Project
 from tests.corpus.test_dialogue_turns import DIALOGSUM_ONE_LINE, RELEASE
-from tests.work import annotator_for, without_attention_checks
+from tests.work import annotator_for, may_create_projects, without_attention_checks
 
 from .conftest import log_in
 
@@ -27,7 +27,9 @@ def dialogues(django_user_model):
                                                                             DIALOGSUM_ONE_LINE))]
     import_dataset(project=project, data="\n".join(json.dumps(row) for row in rows).encode(), filename="d.jsonl")
     for name, role in (("mona", Membership.Role.MANAGER), ("abe", Membership.Role.ANNOTATOR)):
-        user = django_user_model.objects.create_user(name, password=f"pw-{name}-123", is_staff=role == "manager")
+        user = django_user_model.objects.create_user(name, password=f"pw-{name}-123")
+        if role == Membership.Role.MANAGER:
+            may_create_projects(user)
         Membership.objects.create(project=project, user=user, role=role)
     return project
 

@@ -13,6 +13,7 @@ from annotation.services.hits import build_hits
 from assist.models import ContextualMapping, PreLabel
 from corpus.importing import import_dataset
 from corpus.models import KeyFact, Membership, Project
+from tests.work import may_create_projects
 
 from .conftest import screenshot
 
@@ -63,8 +64,9 @@ def work(django_user_model):
         build_hits(project, task)
     users = {}
     for name, role in (("annie", Membership.Role.ANNOTATOR), ("manny", Membership.Role.MANAGER)):
-        users[name] = django_user_model.objects.create_user(name, password=f"pw-{name}-123",
-                                                            is_staff=role == "manager")
+        users[name] = django_user_model.objects.create_user(name, password=f"pw-{name}-123")
+        if role == Membership.Role.MANAGER:
+            may_create_projects(users[name])
         Membership.objects.create(project=project, user=users[name], role=role)
     return project
 

@@ -5,6 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from corpus.models import Membership, Project
+from tests.work import may_create_projects
 
 from .conftest import log_in, screenshot
 
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def project(django_user_model):
     project = Project.objects.create(slug="study", name="Study")
-    boss = django_user_model.objects.create_user("boss", password="boss-pass-123", is_staff=True)
+    boss = may_create_projects(django_user_model.objects.create_user("boss", password="boss-pass-123"))
     Membership.objects.create(project=project, user=boss, role=Membership.Role.MANAGER)
     return project
 

@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.hits import build_hits
 from corpus.models import Membership, Project
-from tests.work import complete, crowd_annotator, import_generated
+from tests.work import complete, crowd_annotator, import_generated, may_create_projects
 
 from .conftest import log_in, screenshot
 
@@ -19,7 +19,7 @@ def test_a_refused_change_says_why_and_an_allowed_one_is_saved(page, live_server
                                summarizers=1)
     build_hits(project, "fv")
     complete(reserve_next_hit(crowd_annotator("w1", project), project, "fv", confirmed=True))
-    boss = django_user_model.objects.create_user("boss", password="boss-pass-123", is_staff=True)
+    boss = may_create_projects(django_user_model.objects.create_user("boss", password="boss-pass-123"))
     Membership.objects.create(project=project, user=boss, role=Membership.Role.MANAGER)
 
     log_in(page, live_server, "boss", "boss-pass-123")

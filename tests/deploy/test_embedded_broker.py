@@ -25,9 +25,11 @@ pytestmark = pytest.mark.slow
 DOCUMENTS = 40
 SETUP = """
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from corpus.models import Membership, Project
 project = Project.objects.create(slug="demo", name="Demo")
-user = get_user_model().objects.create_user("manager", password="pw-manager-1", is_staff=True)
+user = get_user_model().objects.create_user("manager", password="pw-manager-1")
+user.user_permissions.add(Permission.objects.get(content_type__app_label="corpus", codename="add_project"))
 Membership.objects.create(project=project, user=user, role=Membership.Role.MANAGER)
 """
 

@@ -17,7 +17,7 @@ from annotation.services.grades import grade_override
 from corpus.models import KeyFact, Project
 from tests.quality import scripted
 from tests.quality.scripted import contrary
-from tests.work import build_all, crowd_annotator, import_generated, race
+from tests.work import build_all, crowd_annotator, import_generated, may_create_projects, race
 
 pytestmark = pytest.mark.django_db
 
@@ -170,7 +170,7 @@ def test_the_hit_list_counts_only_the_submissions_that_count(client, big_project
 
     submit(crowd_annotator("keen"), big_project, scripted.careful)
     submit(crowd_annotator("sloppy"), big_project, contrary)
-    manager = django_user_model.objects.create_user("lead", password="pw-lead-12345", is_staff=True)
+    manager = may_create_projects(django_user_model.objects.create_user("lead", password="pw-lead-12345"))
     Membership.objects.create(project=big_project, user=manager, role=Membership.Role.MANAGER)
     client.force_login(manager)
     html = client.get(reverse("hit_list", args=[big_project.slug]) + "?task=fv").content.decode()

@@ -21,7 +21,7 @@ from annotation.services.assignment import reserve_next_hit
 from corpus.importing import KNOWN_FIELDS, MAX_LENGTHS, DatasetError, import_dataset
 from corpus.models import Document, KeyFact, Membership, Project, Summary, SummarySentence
 
-from ..work import add_assistance, annotator_for, build_all, complete, import_small
+from ..work import add_assistance, annotator_for, build_all, complete, import_small, may_create_projects
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 FUZZ_EXAMPLES = 200
@@ -303,7 +303,7 @@ def test_xss_payloads_in_every_user_supplied_field_render_escaped_on_every_page(
         django_user_model, record_figures):
     project = Project.objects.create(slug="xss", name=PAYLOAD, description=PAYLOAD, annotators_per_unit=1,
                                      attention_check_rate=0.0)
-    manager = django_user_model.objects.create_user("xss-manager", password="pw-xss-1", is_staff=True)
+    manager = may_create_projects(django_user_model.objects.create_user("xss-manager", password="pw-xss-1"))
     worker = django_user_model.objects.create_user("xss-annotator", password="pw-xss-2")
     Membership.objects.create(project=project, user=manager, role="manager")
     Membership.objects.create(project=project, user=worker, role="annotator")

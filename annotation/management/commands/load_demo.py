@@ -2,6 +2,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -55,13 +56,17 @@ class Command(BaseCommand):
         )
         result = import_dataset(project=project, data=DEMO_FILE.read_bytes(), filename=DEMO_FILE.name)
         User = get_user_model()
+        # The demo manager may create projects (corpus.access.can_manage) but, like every manager, is not staff:
+        # the Django admin is the operators' (config/admin.py).
+        add_project = Permission.objects.get(content_type__app_label="corpus", codename="add_project")
         kept = []
         for username, role in ACCOUNTS:
-            user, created = User.objects.get_or_create(username=username,
-                                                       defaults={"is_staff": role == Membership.Role.MANAGER})
+            user, created = User.objects.get_or_create(username=username)
             if created:
                 user.set_password(password)
                 user.save(update_fields=["password"])
+                if role == Membership.Role.MANAGER:
+                    user.user_permissions.add(add_project)
             else:
                 kept.append(username)
             Membership.objects.get_or_create(project=project, user=user, defaults={"role": role})
