@@ -5,10 +5,13 @@ that costs no query."""
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.auth.signals import user_logged_in
+from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
+from django.views.decorators.debug import sensitive_variables
 
 from .models import PasswordChangeRequired
 
@@ -33,7 +36,26 @@ class RequirePasswordChange:
         return self.get_response(request)
 
 
+class NewPasswordForm(PasswordChangeForm):
+    """Django's password change (AUTH_PASSWORD_VALIDATORS included), refusing the current password as the new one:
+    "changing" a one-time password to itself would leave the manager who was shown it able to log in as its owner."""
+
+    error_messages = {
+        **PasswordChangeForm.error_messages,
+        "password_unchanged": "Your new password must be different from your old one.",
+    }
+
+    @sensitive_variables("password")
+    def clean_new_password1(self):
+        # Runs after clean_old_password (field_order): old_password is here only if it is the current password.
+        password = self.cleaned_data["new_password1"]
+        if password == self.cleaned_data.get("old_password"):
+            raise ValidationError(self.error_messages["password_unchanged"], code="password_unchanged")
+        return password
+
+
 class PasswordChange(auth_views.PasswordChangeView):
+    form_class = NewPasswordForm
     template_name = "registration/password_change.html"
     success_url = reverse_lazy("home")
 
