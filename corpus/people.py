@@ -3,24 +3,50 @@ every change recorded (MembershipEvent). The rules about what a role may do live
 annotation.permissions; these are the writes.
 
 A project always keeps a manager: the last one can be neither removed nor given another role.
+
+Lock order: every change to a project's memberships first takes the project's row (NO KEY: rows that merely point at
+the project are not held up), then the rows it changes. Changes to one project's people so take turns, and two
+managers demoting each other at once cannot deadlock: the second waits for the first, then counts the managers left.
 """
 
 import hashlib
 import secrets
 from datetime import timedelta
+from functools import wraps
 
+import psycopg
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from .models import Invitation, Membership, MembershipEvent, PasswordChangeRequired, Project
 
 INVITATION_DAYS = 14
+ATTEMPTS_ON_DEADLOCK = 3
 
 
 class PeopleError(Exception):
     """A change to a project's people that cannot be made; the message says why."""
+
+
+def _retried_on_deadlock(service):
+    """Run `service` again when PostgreSQL gave up its transaction to break a deadlock (or a serialization failure):
+    the lock order above leaves none among these services, but a lock taken elsewhere must not become a 500. Only
+    as its own transaction: inside a caller's, the whole of the caller's work is lost and is the caller's to redo."""
+
+    @wraps(service)
+    def wrapped(**kwargs):
+        for attempt in range(1, ATTEMPTS_ON_DEADLOCK + 1):
+            try:
+                return service(**kwargs)
+            except OperationalError as error:
+                retryable = isinstance(error.__cause__, (psycopg.errors.DeadlockDetected,
+                                                         psycopg.errors.SerializationFailure))
+                if not retryable or attempt == ATTEMPTS_ON_DEADLOCK or transaction.get_connection().in_atomic_block:
+                    raise
+
+    return wrapped
 
 
 def _hash(token: str) -> str:
@@ -57,6 +83,7 @@ def accept(*, token: str, user) -> Membership:
         if invitation is None:
             raise PeopleError("This invitation is not valid: it was used, revoked or has expired. Ask the project's "
                               "manager for a new one.")
+        _lock_project(invitation.project_id)
         invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         if invitation.used_at:
             raise PeopleError("This invitation has just been used.")
@@ -70,6 +97,7 @@ def accept(*, token: str, user) -> Membership:
     return membership
 
 
+@_retried_on_deadlock
 def create_account(*, project: Project, username: str, role: str, actor) -> tuple[Membership, str]:
     """A new account, member with `role`, and its one-time password (shown once); its owner chooses their own
     password at the first log-in."""
@@ -86,6 +114,7 @@ def create_account(*, project: Project, username: str, role: str, actor) -> tupl
     password = secrets.token_urlsafe(12)
     try:
         with transaction.atomic():
+            _lock_project(project.pk)
             user = User.objects.create_user(username=username, password=password)
             PasswordChangeRequired.objects.create(user=user)
             membership = Membership.objects.create(project=project, user=user, role=role)
@@ -97,10 +126,11 @@ def create_account(*, project: Project, username: str, role: str, actor) -> tupl
     return membership, password
 
 
+@_retried_on_deadlock
 def change_role(*, membership: Membership, role: str, actor) -> Membership:
     _check_role(role)
     with transaction.atomic():
-        membership = Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
+        membership = _locked(membership)
         if membership.role == role:
             return membership
         _keep_a_manager(membership)
@@ -112,10 +142,11 @@ def change_role(*, membership: Membership, role: str, actor) -> Membership:
     return membership
 
 
+@_retried_on_deadlock
 def remove(*, membership: Membership, actor) -> None:
     """The person leaves the project; what they did in it (labels, decisions) stays, under their pseudonym."""
     with transaction.atomic():
-        membership = Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
+        membership = _locked(membership)
         _keep_a_manager(membership)
         membership.delete()
         _record(membership.project, actor, MembershipEvent.Action.REMOVED, membership.user.get_username(),
@@ -130,13 +161,22 @@ def revoke(*, invitation: Invitation, actor) -> None:
             _record(invitation.project, actor, MembershipEvent.Action.REVOKED, invitation.label, "")
 
 
+def _lock_project(project_id: int) -> None:
+    Project.objects.select_for_update(no_key=True).filter(pk=project_id).values_list("pk", flat=True).first()
+
+
+def _locked(membership: Membership) -> Membership:
+    """The membership as it is now, locked after its project's row (the lock order above)."""
+    _lock_project(membership.project_id)
+    return (Membership.objects.select_for_update(of=("self",)).select_related("user", "project")
+            .get(pk=membership.pk))
+
+
 def _keep_a_manager(membership: Membership) -> None:
+    """Called under the project's lock: no other change to its people can come between the count and the change."""
     if membership.role != Membership.Role.MANAGER:
         return
-    # Lock the project's managers so that two managers cannot demote each other at once.
-    managers = list(Membership.objects.select_for_update().filter(project=membership.project,
-                                                                  role=Membership.Role.MANAGER))
-    if len(managers) <= 1:
+    if Membership.objects.filter(project=membership.project, role=Membership.Role.MANAGER).count() <= 1:
         raise PeopleError("A project needs a manager: make someone else manager first.")
 
 
