@@ -1,4 +1,5 @@
 import re
+from decimal import Decimal
 
 from django import forms
 from django.conf import settings
@@ -6,6 +7,14 @@ from django.conf import settings
 from assist.config import ConfigError
 from assist.embeddings import resolve_model_path
 from corpus.models import Project
+
+from .models import Decision, PrivateLink, Task
+
+
+def form_problems(*forms_) -> str:
+    """Every error of the bound forms in one line, for the message on the page the manager is sent back to."""
+    return " ".join(dict.fromkeys(message for form in forms_ if form is not None
+                                  for errors in form.errors.values() for message in errors))
 
 
 class ProjectForm(forms.ModelForm):
@@ -134,3 +143,63 @@ class ProjectSettingsForm(forms.ModelForm):
 
     def groups(self):
         return [(heading, about, [self[name] for name in names]) for heading, about, names in SETTING_GROUPS]
+
+
+class PrivateLinkForm(forms.Form):
+    """A private link for an in-house annotator or an expert (annotation.crowd.links)."""
+
+    label = forms.CharField(max_length=PrivateLink._meta.get_field("label").max_length, error_messages={
+        "required": "Say who the link is for.",
+        "max_length": "Say who the link is for in at most %(limit_value)d characters (this has %(show_value)d)."})
+    task = forms.ChoiceField(choices=Task.choices, error_messages={
+        "required": "Choose the task the link opens.", "invalid_choice": "Choose the task the link opens."})
+    # Empty: the longest life a link may have.
+    days = forms.IntegerField(required=False, min_value=1, error_messages={
+        "invalid": "Give the link's life as a whole number of days.", "min_value": "A link lives at least 1 day."})
+
+    def clean_days(self):
+        days, longest = self.cleaned_data["days"], settings.FINEGRAIN_LINK_MAX_AGE_DAYS
+        if days is not None and days > longest:
+            raise forms.ValidationError(f"A link lives at most {longest} days (FINEGRAIN_LINK_MAX_AGE_DAYS).")
+        return days
+
+
+class DecisionForm(forms.Form):
+    """A manager's decision about one crowd worker; the outbox carries it out (annotation.crowd.outbox)."""
+
+    kind = forms.ChoiceField(choices=Decision.Kind.choices, error_messages={
+        "required": "A decision needs a kind and a reason.", "invalid_choice": "A decision needs a kind and a reason."})
+    reason = forms.CharField(error_messages={"required": "A decision needs a kind and a reason."})
+    # The page's one-time value that keeps a form sent twice from paying twice.
+    nonce = forms.CharField(max_length=40, error_messages={
+        "required": "This form is out of date: open the worker's page again.",
+        "max_length": "This form is out of date: open the worker's page again."})
+    assignment = forms.UUIDField(required=False, error_messages={
+        "invalid": "Choose one of the worker's submitted assignments."})
+
+
+BONUS_RANGE = "A bonus is between 0.01 and 100.00 USD, to the cent."
+
+
+class BonusForm(forms.Form):
+    """The amount of a manual bonus. A DecimalField refuses NaN and the infinities before any bound is compared (a
+    Decimal NaN raises on comparison)."""
+
+    amount = forms.DecimalField(min_value=Decimal("0.01"), max_value=Decimal("100.00"), max_digits=5, decimal_places=2,
+                                error_messages=dict.fromkeys(("required", "invalid", "min_value", "max_value",
+                                                              "max_digits", "max_decimal_places", "max_whole_digits"),
+                                                             BONUS_RANGE))
+
+
+class AblationForm(forms.Form):
+    """The draw of the assistance ablation (paper 3.4): a share of a task's HITs nobody has started, the same HITs
+    for the same seed. The level is checked by the service (annotation.services.assistance)."""
+
+    task = forms.ChoiceField(choices=Task.choices, error_messages=dict.fromkeys(
+        ("required", "invalid_choice"), f"Choose a task ({', '.join(Task.values)})."))
+    # A FloatField refuses NaN and the infinities, which a range check alone would let through.
+    share = forms.FloatField(min_value=0, max_value=100, error_messages=dict.fromkeys(
+        ("required", "invalid", "min_value", "max_value"), "The share is a percentage between 0 and 100."))
+    # Not below 0: random.Random(-n) draws as Random(n), so a negative seed would only alias another.
+    seed = forms.IntegerField(required=False, min_value=0, error_messages=dict.fromkeys(
+        ("invalid", "min_value"), "The seed is a whole number, 0 or more."))

@@ -40,7 +40,7 @@ def envfloat(name: str, default: float) -> float:
 
 
 def envdecimal(name: str, default: Decimal) -> Decimal:
-    """A money amount: exact, and never NaN or infinite (they compare false with everything, so no floor holds)."""
+    """A money amount: exact and finite (a NaN cannot be compared with a wage, an infinite floor cannot be met)."""
     value = os.environ.get(name)
     if value is None or value == "":
         return default

@@ -50,13 +50,35 @@ class PublishPlan:
     problems: list[str] = field(default_factory=list)
 
 
-def reward_for(project: Project, units_per_hit: list[int]) -> Decimal:
-    """Project wage x expected time of an average HIT, rounded up to the cent (paper G.2: 50% above the minimum)."""
+def expected_hours(units_per_hit: list[int]) -> Decimal:
+    """The expected time of an average HIT, in hours (FINEGRAIN_SECONDS_PER_UNIT per unit)."""
     if not units_per_hit:
-        return Decimal("0.00")
-    seconds = statistics.mean(units_per_hit) * settings.FINEGRAIN_SECONDS_PER_UNIT
-    amount = project.hourly_wage_usd * Decimal(seconds) / Decimal(3600)
-    return max(amount.quantize(Decimal("0.01"), rounding=ROUND_CEILING), Decimal("0.01"))
+        return Decimal("0")
+    return Decimal(statistics.mean(units_per_hit) * settings.FINEGRAIN_SECONDS_PER_UNIT) / Decimal(3600)
+
+
+def reward_for(project: Project, units_per_hit: list[int]) -> Decimal:
+    """Project wage x expected time of an average HIT, rounded up to the cent (paper G.2: 50% above the minimum).
+    Never raised to a cent when the wage is too low: `pay_problems` says so instead."""
+    amount = project.hourly_wage_usd * expected_hours(units_per_hit)
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_CEILING)
+
+
+def pay_problems(project: Project, reward: Decimal, units_per_hit: list[int]) -> list[str]:
+    """Why a publication on a paying provider would underpay: a wage under the operator's floor
+    (FINEGRAIN_MIN_HOURLY_WAGE_USD), a reward of nothing or one that pays less than the floor per hour of expected
+    work, a negative bonus. Private links are not checked: in-house work is paid nothing through a provider."""
+    problems = []
+    floor, hours = settings.FINEGRAIN_MIN_HOURLY_WAGE_USD, expected_hours(units_per_hit)
+    if project.hourly_wage_usd < floor or reward <= 0 or reward < floor * hours:
+        problems.append(
+            f"Pay below the floor of {floor} USD an hour (FINEGRAIN_MIN_HOURLY_WAGE_USD): the project's hourly wage "
+            f"(USD) is {project.hourly_wage_usd}, and a HIT of about {hours * 60:.1f} minutes would pay {reward} USD. "
+            "Raise the hourly wage in the project's settings.")
+    if project.bonus_usd < 0:
+        problems.append(f"The project's bonus (USD) is {project.bonus_usd}: a bonus is 0 (none) or more; change it "
+                        "in its settings.")
+    return problems
 
 
 def entry_url(provider: str, batch_id) -> str:
@@ -73,7 +95,9 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
                .exclude(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True).values("hit_id"))
     hits = list(Hit.objects.filter(project=project, task=task).exclude(pk__in=already)
                 .annotate(units_counted=Count("units")).order_by("position", "pk"))
-    reward = reward_for(project, [hit.units_counted for hit in hits]) if provider != "link" else Decimal("0.00")
+    sizes = [hit.units_counted for hit in hits]
+    paying = provider != "link"  # a private link pays nothing through a provider: no reward, no floor
+    reward = reward_for(project, sizes) if paying else Decimal("0.00")
     resuming = CrowdBatch.objects.filter(project=project, task=task, provider=provider, sandbox=sandbox,
                                          status=CrowdBatch.Status.PUBLISHING).first()
     batch_id = resuming.public_id if resuming else uuid.uuid4()
@@ -84,7 +108,10 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
     total = len(hits) * project.annotators_per_unit
     plan.estimate = impl.estimate(hits=len(hits), assignments_per_hit=project.annotators_per_unit,
                                   reward_usd=reward, bonus_usd=project.bonus_usd,
-                                  expected_bonuses=total // project.bonus_every_hits if provider != "link" else 0)
+                                  expected_bonuses=total // project.bonus_every_hits
+                                  if paying and project.bonus_every_hits else 0)
+    if paying and hits:
+        plan.problems.extend(pay_problems(project, reward, sizes))
     if sandbox and not impl.has_sandbox:
         plan.problems.append(f"{Provider(provider).label} has no sandbox (only MTurk has one): what is published "
                              "there is real. Leave the sandbox option out; the dry run sends nothing.")

@@ -3,7 +3,7 @@ private links. Every manual approve/reject/bonus/block is a Decision row with `c
 """
 
 import uuid
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,6 +19,7 @@ from ..crowd.links import link_create, link_revoke, link_token
 from ..crowd.publishing import plan_publish, publish_start
 from ..crowd.registry import NAMES, closure_notice, get_provider, offered
 from ..crowd.tasks import enqueue
+from ..forms import BonusForm, DecisionForm, PrivateLinkForm, form_problems
 from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
 from .pagination import paginate
@@ -93,21 +94,21 @@ def publish(request, slug):
         messages.error(request, "Choose a task and a provider.")
         return redirect("crowd_manage", slug)
     plan = plan_publish(project=project, task=task, provider=provider, sandbox=sandbox)
-    if request.method == "POST":
+    if request.method == "POST" and not plan.problems:
         if data.get("confirm") != "yes":
             messages.error(request, "Confirm the cost to publish.")
-        elif plan.problems:
-            messages.error(request, " ".join(plan.problems))
         elif not plan.items:
             messages.info(request, "Every HIT of this task is already published there.")
         else:
             job = publish_start(project=project, task=task, provider=provider, sandbox=sandbox, user=request.user)
             messages.success(request, f"Publishing {len(plan.items)} HITs (job #{job.pk}): progress shows below.")
         return redirect("crowd_manage", slug)
+    # A plan that cannot be published (pay under the floor, a missing setting) is refused, dry run or not: the page
+    # lists why, with nothing created.
     return render(request, "annotation/crowd/publish.html", {
         "project": project, "plan": plan, "estimate": plan.estimate.as_dict(), "task_label": Task(task).label,
         "provider_label": Provider(provider).label, "has_sandbox": get_provider(provider).has_sandbox,
-        "closure": closure_notice(provider)})
+        "closure": closure_notice(provider)}, status=400 if plan.problems else 200)
 
 
 @login_required
@@ -137,31 +138,23 @@ def worker(request, slug, annotator_id):
 def decide(request, slug, annotator_id):
     """A manager's decision, carried out by the outbox. The form's nonce keeps a resent form from paying twice."""
     project, annotator = get_project_annotator(request.user, slug, annotator_id)
-    kind, reason = request.POST.get("kind", ""), request.POST.get("reason", "").strip()
-    nonce = request.POST.get("nonce", "")[:40]
     back = redirect("crowd_worker", slug, annotator.public_id)
-    if kind not in Decision.Kind.values or not reason or not nonce:
-        messages.error(request, "A decision needs a kind and a reason.")
+    form = DecisionForm(request.POST)
+    bonus = BonusForm(request.POST) if request.POST.get("kind") == Decision.Kind.BONUS else None
+    if not form.is_valid() or (bonus is not None and not bonus.is_valid()):
+        messages.error(request, form_problems(form, bonus))
         return back
-    assignment, amount = None, None
+    kind, reason, nonce = form.cleaned_data["kind"], form.cleaned_data["reason"], form.cleaned_data["nonce"]
+    assignment, amount = None, bonus.cleaned_data["amount"] if bonus is not None else None
     if kind in (Decision.Kind.APPROVE, Decision.Kind.REJECT, Decision.Kind.ADD_PLACE):  # a place: on that one's HIT
-        assignment = Assignment.objects.filter(public_id=request.POST.get("assignment") or None,
-                                               annotator=annotator, hit__project=project,
-                                               status=Assignment.Status.SUBMITTED).first()
+        assignment = Assignment.objects.filter(public_id=form.cleaned_data["assignment"], annotator=annotator,
+                                               hit__project=project, status=Assignment.Status.SUBMITTED).first()
         if assignment is None:
             messages.error(request, "Choose one of the worker's submitted assignments.")
             return back
         if not assignment.is_confirmed:
             messages.error(request, f"{annotator.get_provider_display()} has not confirmed this submission as the "
                                     "worker's yet; decide once sync has (nothing of it counts until then).")
-            return back
-    if kind == Decision.Kind.BONUS:
-        try:
-            amount = Decimal(request.POST.get("amount", "")).quantize(Decimal("0.01"))
-        except InvalidOperation:
-            amount = None
-        if amount is None or amount <= 0 or amount > 100:
-            messages.error(request, "A bonus is between 0.01 and 100.00 USD.")
             return back
     decision, created = Decision.objects.get_or_create(
         idempotency_key=f"manual:{kind}:{annotator.pk}:{nonce}",
@@ -181,15 +174,13 @@ def decide(request, slug, annotator_id):
 @require_POST
 def link_new(request, slug):
     project = get_managed_project(request.user, slug)
-    task, label = request.POST.get("task", ""), request.POST.get("label", "").strip()
-    try:
-        days = int(request.POST.get("days") or 0) or None
-    except ValueError:
-        days = None
-    if task not in Task.values or not label:
-        messages.error(request, "A link needs a task and a label.")
+    form = PrivateLinkForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"No link was made: {form_problems(form)}")
         return redirect("crowd_manage", slug)
-    link = link_create(project=project, task=task, label=label, days=days, created_by=request.user)
+    label = form.cleaned_data["label"]
+    link = link_create(project=project, task=form.cleaned_data["task"], label=label, days=form.cleaned_data["days"],
+                       created_by=request.user)
     url = request.build_absolute_uri(reverse("crowd_link", args=[link_token(link)]))
     messages.success(request, f"Link for {label} (copy it now, it is shown once): {url}")
     return redirect("crowd_manage", slug)

@@ -12,6 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from corpus.models import Assistance, Job, Membership
 
+from ..forms import AblationForm, form_problems
 from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task
 from ..models.assignment import failed_submission_q
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
@@ -93,28 +94,17 @@ def _hit_list_page(request, project, status=200, **extra):
 def hits_ablation(request, slug):
     """Give an assistance level to a random share of a task's HITs nobody has started (paper 3.4's ablation)."""
     project = get_managed_project(request.user, slug)
-    task, level = request.POST.get("task", ""), request.POST.get("assistance", "")
-    problems = []
-    if task not in Task.values:
-        problems.append(f"Choose a task ({', '.join(Task.values)}).")
-    try:
-        share = float(request.POST.get("share", ""))
-    except ValueError:
-        share = None
-        problems.append("The share is a percentage between 0 and 100.")
-    try:
-        seed = int(request.POST.get("seed") or 0)
-    except ValueError:
-        seed = None
-        problems.append("The seed is a whole number.")
+    form, level = AblationForm(request.POST), request.POST.get("assistance", "")
+    problems = form_problems(form)
     if not problems:
+        task, share, seed = form.cleaned_data["task"], form.cleaned_data["share"], form.cleaned_data["seed"] or 0
         try:
             result = assign_ablation(project=project, task=task, level=level, share=share / 100, seed=seed,
                                      user=request.user)
         except AssistanceRefused as refusal:
-            problems.append(str(refusal))
+            problems = str(refusal)
     if problems:
-        return _hit_list_page(request, project, status=400, ablation_error=" ".join(problems) + " Nothing was changed.")
+        return _hit_list_page(request, project, status=400, ablation_error=f"{problems} Nothing was changed.")
     level_name = f"“{Assistance(level).label}”" if level else "the project's level"
     messages.success(request, f"{Task(task).label}: {result.chosen} of {result.eligible} "
                               f"HITs not yet started now show {level_name}, the others the project's level "

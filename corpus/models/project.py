@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
@@ -15,6 +16,16 @@ class Assistance(models.TextChoices):
     HIGHLIGHTS = "highlights", "Highlights only"
     LABEL = "label", "Highlights + AI label"
     REASON = "reason", "Highlights + AI label + reason"
+
+
+def validate_hourly_wage(value: Decimal) -> None:
+    """At least the operator's floor (FINEGRAIN_MIN_HOURLY_WAGE_USD), read when a project is checked, not when the
+    migration was written: an operator may raise it."""
+    floor = settings.FINEGRAIN_MIN_HOURLY_WAGE_USD
+    if value <= 0 or value < floor:
+        raise ValidationError(
+            "The hourly wage is at least %(floor)s USD, the floor this site sets (FINEGRAIN_MIN_HOURLY_WAGE_USD); "
+            "got %(value)s.", code="below_floor", params={"floor": floor, "value": value})
 
 
 class Project(models.Model):
@@ -36,9 +47,12 @@ class Project(models.Model):
     reservation_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
 
     # Paper G.1-G.2: pay at least 50% above the US federal minimum wage ($7.25/h), bonus $25 per 500 good HITs.
-    hourly_wage_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.88"))
-    bonus_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("25.00"))
-    bonus_every_hits = models.PositiveIntegerField(default=500)
+    hourly_wage_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("10.88"),
+                                          validators=[validate_hourly_wage])
+    # 0 pays no bonus (annotation.quality.policy pays one only above 0); a negative bonus would take money back.
+    bonus_usd = models.DecimalField(max_digits=6, decimal_places=2, default=Decimal("25.00"), validators=[
+        MinValueValidator(Decimal("0"), message="The bonus is 0 USD (no bonus) or more.")])
+    bonus_every_hits = models.PositiveIntegerField(default=500, validators=[MinValueValidator(1)])
     min_approval_rate = models.PositiveSmallIntegerField(default=95, validators=[MaxValueValidator(100)])
     min_approved_hits = models.PositiveIntegerField(default=1000)
     worker_locales = models.CharField(max_length=100, default="AU,CA,NZ,GB,US")

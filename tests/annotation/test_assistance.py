@@ -126,6 +126,22 @@ def test_the_ablation_form_reports_bad_input_and_changes_nothing(client, corpus,
     assert "<strong>Highlights only</strong>" in listing
 
 
+@pytest.mark.parametrize("share, seed, message", [
+    ("NaN", "1", "The share is a percentage between 0 and 100."),
+    ("Infinity", "1", "The share is a percentage between 0 and 100."),
+    ("-Infinity", "1", "The share is a percentage between 0 and 100."),
+    ("100.5", "1", "The share is a percentage between 0 and 100."),
+    ("50", "-1", "The seed is a whole number, 0 or more."),
+    ("50", "1e3", "The seed is a whole number, 0 or more."),
+])
+def test_the_ablation_form_refuses_numbers_that_are_not_in_range(client, corpus, manager, share, seed, message):
+    client.force_login(manager)
+    response = client.post(reverse("hits_ablation", args=[corpus.slug]),
+                           {"task": "fv", "assistance": "none", "share": share, "seed": seed})
+    assert response.status_code == 400 and f"{message} Nothing was changed." in response.content.decode()
+    assert not Hit.objects.filter(project=corpus).exclude(assistance="").exists()
+
+
 def test_the_api_sets_a_hits_assistance_for_managers_only(client, corpus, manager, annotator):
     from rest_framework.test import APIClient
 

@@ -121,3 +121,41 @@ def test_the_evaluator_model_is_one_the_operator_allows_and_the_next_run_uses_it
     assert corpus.evaluator_model == allowed
     job = evaluator_job_create(project=corpus, evaluator="sbertscore")
     assert job.result["model_path"] == allowed
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"hourly_wage_usd": "-10"}, "The hourly wage is at least 7.25 USD, the floor this site sets "
+                                 "(FINEGRAIN_MIN_HOURLY_WAGE_USD); got -10"),
+    ({"hourly_wage_usd": "0"}, "The hourly wage is at least 7.25 USD"),
+    ({"hourly_wage_usd": "7.24"}, "The hourly wage is at least 7.25 USD"),
+    ({"bonus_usd": "-25"}, "The bonus is 0 USD (no bonus) or more."),
+    ({"bonus_every_hits": "0"}, "Ensure this value is greater than or equal to 1."),
+    ({"hourly_wage_usd": "NaN"}, "Enter a number."),
+    ({"hourly_wage_usd": "Infinity"}, "Enter a number."),
+    ({"hourly_wage_usd": "-Infinity"}, "Enter a number."),
+    ({"hourly_wage_usd": "10000"}, "Ensure that there are no more than 4 digits before the decimal point."),
+    ({"bonus_usd": "NaN"}, "Enter a number."),
+    ({"highlight_fraction": "NaN"}, "Enter a number."),
+    ({"fast_seconds_per_item": "Infinity"}, "Enter a number."),
+    ({"offline_threshold": "NaN"}, "Enter a number."),
+])
+def test_pay_below_the_floor_and_numbers_that_are_not_are_refused_and_nothing_is_saved(client, corpus, manager,
+                                                                                        changes, message):
+    import html
+
+    client.force_login(manager)
+    before = model_to_dict(Project.objects.get(pk=corpus.pk))
+    for preview in ({}, {"preview": "1"}):
+        response = client.post(url(corpus), posted(corpus, **changes, **preview))
+        assert response.status_code == 400 and message in html.unescape(response.content.decode())
+    assert model_to_dict(Project.objects.get(pk=corpus.pk)) == before
+
+
+def test_the_floor_is_the_operators_and_a_bonus_of_0_pays_none(client, corpus, manager, settings):
+    settings.FINEGRAIN_MIN_HOURLY_WAGE_USD = Decimal("12.00")
+    client.force_login(manager)
+    response = client.post(url(corpus), posted(corpus, hourly_wage_usd="11.99"))
+    assert response.status_code == 400 and "at least 12.00 USD" in response.content.decode()
+    assert client.post(url(corpus), posted(corpus, hourly_wage_usd="12", bonus_usd="0")).status_code == 302
+    corpus.refresh_from_db()
+    assert (corpus.hourly_wage_usd, corpus.bonus_usd) == (Decimal("12.00"), Decimal("0.00"))

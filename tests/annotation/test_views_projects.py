@@ -153,3 +153,29 @@ def test_the_api_schema_is_served(client, annotator):
     client.force_login(annotator)
     response = client.get("/api/schema/")
     assert response.status_code == 200 and b"/api/documents/" in response.content
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"hourly_wage_usd": "-10"}, "The hourly wage is at least 7.25 USD, the floor this site sets"),
+    ({"hourly_wage_usd": "0"}, "The hourly wage is at least 7.25 USD"),
+    ({"hourly_wage_usd": "NaN"}, "Enter a number."),
+    ({"bonus_usd": "-25"}, "The bonus is 0 USD (no bonus) or more."),
+    ({"bonus_every_hits": "0"}, "Ensure this value is greater than or equal to 1."),
+    ({"highlight_fraction": "Infinity"}, "Enter a number."),
+])
+def test_a_new_project_pays_at_least_the_floor_and_no_negative_bonus(client, manager, changes, message):
+    import html
+
+    data = {
+        "name": "Gamma", "slug": "gamma", "annotators_per_unit": 3, "highlight_fraction": 0.3,
+        "attention_check_rate": 0.2, "assistance": "reason", "long_threshold_words": 900, "hourly_wage_usd": "10.88",
+        "bonus_usd": "25", "bonus_every_hits": 500, "min_approval_rate": 95, "min_approved_hits": 1000,
+        "worker_locales": "AU,CA,NZ,GB,US", **changes,
+    }
+    client.force_login(manager)
+    response = client.post(reverse("project_create"), data)
+    assert response.status_code in (200, 400) and message in html.unescape(response.content.decode())
+    assert not Project.objects.filter(slug="gamma").exists()
+    no_bonus = client.post(reverse("project_create"), {**data, "hourly_wage_usd": "7.25", "bonus_usd": "0",
+                                                       "bonus_every_hits": 500, "highlight_fraction": 0.3})
+    assert no_bonus.status_code == 302 and Project.objects.get(slug="gamma").bonus_usd == 0

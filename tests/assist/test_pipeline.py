@@ -180,9 +180,11 @@ def test_hallucinogenic_selection_marks_and_samples(imported, manager, client):
     flagged = set(imported.documents.filter(hallucinogenic=True).values_list("uid", flat=True))
     assert flagged <= {"t-news-1", "t-dial-1"}
     client.force_login(manager)
-    response = client.post(reverse("assist_hallucinogenic", args=["alpha"]), {"per_domain": "x"})
-    assert response.status_code == 302
-    assert set(imported.documents.filter(hallucinogenic=True).values_list("uid", flat=True)) == flagged
+    for refused in ({"per_domain": "x"}, {"per_domain": "0"}, {"per_domain": "1", "seed": "-3"},
+                    {"per_domain": "NaN"}, {"per_domain": "1", "seed": "Infinity"}):
+        response = client.post(reverse("assist_hallucinogenic", args=["alpha"]), refused, follow=True)
+        assert b"Documents per domain and seed must be whole numbers" in response.content
+        assert set(imported.documents.filter(hallucinogenic=True).values_list("uid", flat=True)) == flagged
 
 
 @pytest.mark.parametrize("concurrency, overlapping", [(1, False), (4, True)])

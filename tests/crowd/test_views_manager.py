@@ -165,3 +165,57 @@ def test_a_manual_decision_waits_for_the_provider_to_confirm_the_submission(corp
         "kind": "reject", "assignment": str(claimed.public_id), "reason": "Careless", "nonce": "n10"}, follow=True)
     assert b"has not confirmed this submission" in response.content
     assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()
+
+
+@pytest.mark.parametrize("amount", ["NaN", "nan", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e400", "0",
+                                    "-5", "100.01", "2.505", "12345678901", "", "two"])
+def test_a_bonus_that_is_not_an_amount_in_range_is_refused_and_nothing_is_recorded(corpus, manager, client, worker,
+                                                                                  amount):
+    client.force_login(manager)
+    response = client.post(reverse("crowd_decide", args=[corpus.slug, worker.public_id]), {
+        "kind": "bonus", "amount": amount, "reason": "Careful work", "nonce": "n1"}, follow=True)
+    assert response.status_code == 200 and b"A bonus is between 0.01 and 100.00 USD, to the cent." in response.content
+    assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()
+
+
+@pytest.mark.parametrize("form, message", [
+    ({"kind": "approve", "assignment": "not-a-uuid"}, "Choose one of the worker&#x27;s submitted assignments."),
+    ({"kind": "pay-twice"}, "A decision needs a kind and a reason."),
+    ({"kind": "block", "reason": "   "}, "A decision needs a kind and a reason."),
+    ({"kind": "block", "nonce": "n" * 41}, "This form is out of date"),
+])
+def test_a_malformed_decision_is_refused_with_the_reason_and_nothing_is_recorded(corpus, manager, client, worker,
+                                                                                 form, message):
+    client.force_login(manager)
+    response = client.post(reverse("crowd_decide", args=[corpus.slug, worker.public_id]),
+                           {"reason": "Careless", "nonce": "n1", **form}, follow=True)
+    assert response.status_code == 200 and message in response.content.decode()
+    assert not Decision.objects.filter(idempotency_key__startswith="manual:").exists()
+
+
+@pytest.mark.parametrize("form, message", [
+    ({"label": "x" * 201}, "Say who the link is for in at most 200 characters (this has 201)."),
+    ({"label": "   "}, "Say who the link is for."),
+    ({"task": "xx"}, "Choose the task the link opens."),
+    ({"days": "0"}, "A link lives at least 1 day."),
+    ({"days": "1e3"}, "Give the link&#x27;s life as a whole number of days."),
+    ({"days": "99999999999999999999"}, "A link lives at most 30 days (FINEGRAIN_LINK_MAX_AGE_DAYS)."),
+])
+def test_a_malformed_link_is_refused_with_the_reason_and_nothing_is_saved(corpus, manager, client, settings, form,
+                                                                          message):
+    from annotation.models import PrivateLink
+
+    settings.FINEGRAIN_LINK_MAX_AGE_DAYS = 30
+    client.force_login(manager)
+    response = client.post(reverse("crowd_link_new", args=[corpus.slug]),
+                           {"task": "fv", "label": "Expert 2", **form}, follow=True)
+    assert response.status_code == 200 and f"No link was made: {message}" in response.content.decode()
+    assert not PrivateLink.objects.exists()
+
+
+def test_a_link_label_is_stripped_and_may_use_every_character_the_column_holds(corpus, manager, client):
+    from annotation.models import PrivateLink
+
+    client.force_login(manager)
+    client.post(reverse("crowd_link_new", args=[corpus.slug]), {"task": "fv", "label": f"  {'é' * 200}  "})
+    assert PrivateLink.objects.get().label == "é" * 200

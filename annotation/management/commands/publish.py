@@ -55,9 +55,10 @@ class Command(BaseCommand):
         if dry_run:
             where = "" if provider == "link" else f"nothing was sent to {label} and "
             self.stdout.write(f"Dry run: {where}nothing was created.")
-            return
-        if plan.problems:
+        if plan.problems:  # a dry run too exits non-zero: the plan it shows could not be published
             raise CommandError("cannot publish: " + " ".join(plan.problems))
+        if dry_run:
+            return
         if not plan.items:
             self.stdout.write("Nothing to publish.")
             return
