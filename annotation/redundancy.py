@@ -22,11 +22,8 @@ from dataclasses import dataclass
 
 from django.db import models
 
-
-class Policy(models.TextChoices):
-    FIXED = "fixed", "The same number of annotators for every item"
-    ADAPTIVE = "adaptive", "Only as many annotators as it takes to decide the majority"
-    LEAD = "lead", "Annotators until one answer leads by a margin"
+from corpus.models import Project
+from corpus.models import RedundancyPolicy as Policy
 
 
 class Verdict(models.TextChoices):
@@ -63,6 +60,10 @@ class Redundancy:
             return self.annotators // 2 + 1
         return min(2, self.cap)
 
+    def places(self, round_: int) -> int:
+        """The labels a HIT of this round asks of each of its units: the first round's, or one in a top-up."""
+        return self.first_round if round_ == 0 else 1
+
     @property
     def most(self) -> int:
         """The most labels a unit can get."""
@@ -94,3 +95,8 @@ class Redundancy:
         if verdict == Verdict.NEEDS_MORE:
             return len(answers) + 1
         return len(answers)
+
+
+def redundancy_of(project: Project) -> Redundancy:
+    return Redundancy(project.redundancy_policy, project.annotators_per_unit, margin=project.lead_margin,
+                      cap=project.lead_cap)

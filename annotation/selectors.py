@@ -18,6 +18,7 @@ from collections import defaultdict
 from django.db import connection
 from django.db.models import (
     BooleanField,
+    Case,
     Count,
     Exists,
     ExpressionWrapper,
@@ -29,12 +30,14 @@ from django.db.models import (
     Q,
     Subquery,
     Sum,
+    Value,
+    When,
 )
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from corpus.compiled_query import MARKER_ID, MARKER_INT, MARKER_OTHER_ID, CompiledQuery
-from corpus.models import Project
+from corpus.models import Project, RedundancyPolicy
 
 from .models import (
     Adjudication,
@@ -52,6 +55,7 @@ from .models import (
     Unit,
 )
 from .models.assignment import counted_submission_q, failed_submission_q
+from .redundancy import redundancy_of
 
 # --- One HIT's items as the HIT page and the answers read them (every annotator request makes one of these).
 
@@ -155,10 +159,28 @@ def available_hits(annotator: Annotator, project: Project, task: str, now=None):
     had = had_by(annotator)
     hits = (Hit.objects.filter(project=project, task=task)
             .annotate(taken=Coalesce(Subquery(_places_taken(now)), 0))
-            .filter(taken__lt=project.annotators_per_unit + F("extra_places"))
+            .filter(taken__lt=hit_places(project))
             .exclude(Exists(had.filter(hit=OuterRef("pk"))))
+            .exclude(labelled_before(project, had))
             .alias(overlaps=overlapping(had, task)))
     return hits.filter(overlaps=False) if annotator.provider in KEPT_APART else hits
+
+
+def hit_places(project: Project):
+    """A HIT's places as an expression on Hit rows (`Hit.places`): the first round's labels per unit, or one in a
+    top-up HIT, plus the places added in review."""
+    first = redundancy_of(project).first_round
+    return Case(When(round=0, then=Value(first)), default=Value(1)) + F("extra_places")
+
+
+def labelled_before(project: Project, had) -> Q:
+    """A condition on a HIT: it shows a unit the annotator labelled in another HIT (a top-up of a unit they had, or
+    the first HIT of a unit they had in a top-up). An item's labels must come from different people (paper 3.4)."""
+    if project.redundancy_policy == RedundancyPolicy.FIXED:
+        return Q(pk__in=[])
+    roots = (Unit.objects.filter(hit__in=had.values("hit_id")).annotate(root=Coalesce("origin_id", "pk"))
+             .values("root"))
+    return Q(Exists(Unit.objects.filter(Q(pk__in=roots) | Q(origin__in=roots), hit=OuterRef("pk"))))
 
 
 def count_available_hits(annotator: Annotator, project: Project, task: str, now=None) -> int:
@@ -166,12 +188,13 @@ def count_available_hits(annotator: Annotator, project: Project, task: str, now=
     grouped pass over the task's assignments, not by counting each HIT's (most HITs are full once the work is
     under way, and `available_hits` looks at each in turn)."""
     now = now or timezone.now()
+    first = redundancy_of(project).first_round
     full = (Assignment.objects.holding_a_place(now).filter(hit__project=project, hit__task=task).order_by()
-            .values("hit").annotate(n=Count("pk"), extra=Max("hit__extra_places"))
-            .filter(n__gte=project.annotators_per_unit + F("extra")).values("hit"))
+            .values("hit").annotate(n=Count("pk"), extra=Max("hit__extra_places"), round=Max("hit__round"))
+            .filter(n__gte=Case(When(round=0, then=Value(first)), default=Value(1)) + F("extra")).values("hit"))
     had = had_by(annotator)
     hits = (Hit.objects.filter(project=project, task=task).exclude(pk__in=full)
-            .exclude(Exists(had.filter(hit=OuterRef("pk")))))
+            .exclude(Exists(had.filter(hit=OuterRef("pk")))).exclude(labelled_before(project, had)))
     if annotator.provider in KEPT_APART:
         hits = hits.alias(overlaps=overlapping(had, task)).filter(overlaps=False)
     return hits.count()
@@ -205,7 +228,7 @@ def task_progress(project: Project) -> list[dict]:
     are all done. Only a HIT whose N counted submissions need others (restored ones, without labels on the checks)
     has its units' labels counted.
     """
-    needed = project.annotators_per_unit
+    needed = redundancy_of(project).first_round  # labels per unit a first-round HIT asks for
     now = timezone.now()
     counted = counted_submission_q()
     # Confirmed ones only: an unconfirmed crowd submission is nobody's yet (annotation/crowd/claims.py).
@@ -220,8 +243,8 @@ def task_progress(project: Project) -> list[dict]:
                          simulated=Count("pk", filter=counted & Q(annotator__provider=Annotator.Provider.SIMULATED)),
                          failed=Count("pk", filter=failed),
                          open=Count("pk", filter=Q(status=Assignment.Status.RESERVED, expires_at__gt=now))))
-    hits = Hit.objects.filter(project=project).order_by().values("pk", "task", "extra_places", "unit_count",
-                                                                 "document__domain")
+    hits = Hit.objects.filter(project=project).order_by().values("pk", "task", "extra_places", "round",
+                                                                 "unit_count", "document__domain")
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     for task, domain, *counts in _per_task_and_domain(hits, per_hit, needed):
         rows[task][domain] = dict(zip(PROGRESS_COUNTS, counts))
@@ -271,9 +294,11 @@ def _per_task_and_domain(hits, per_hit, needed: int) -> list[tuple]:
     per_hit_sql, per_hit_params = per_hit.query.sql_with_params()
     sql = f"""
         WITH h AS ({hits_sql}), a AS ({per_hit_sql})
-        SELECT h.task, h.document__domain, SUM(h.unit_count),
-               SUM(CASE WHEN COALESCE(a.complete, 0) >= %s + h.extra_places THEN h.unit_count ELSE 0 END),
-               COUNT(*), SUM(CASE WHEN COALESCE(a.counted, 0) >= %s + h.extra_places THEN 1 ELSE 0 END),
+        SELECT h.task, h.document__domain, SUM(CASE WHEN h.round = 0 THEN h.unit_count ELSE 0 END),
+               SUM(CASE WHEN h.round = 0 AND COALESCE(a.complete, 0) >= %s + h.extra_places
+                        THEN h.unit_count ELSE 0 END),
+               COUNT(*), SUM(CASE WHEN COALESCE(a.counted, 0) >= (CASE WHEN h.round = 0 THEN %s ELSE 1 END)
+                                                                 + h.extra_places THEN 1 ELSE 0 END),
                COALESCE(SUM(a.counted), 0), COALESCE(SUM(a.simulated), 0), COALESCE(SUM(a.failed), 0),
                COALESCE(SUM(a.open), 0)
         FROM h LEFT JOIN a ON a.hit = h.pk

@@ -6,6 +6,7 @@ from celery import shared_task
 from .services.assignment import release_expired as release_expired_reservations
 from .services.hits import hits_build_run
 from .services.review_tally import review_tally_run
+from .services.topups import topups_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -24,3 +25,9 @@ def release_expired() -> int:
 def review_tally_task(job_id: int) -> None:
     # Rerunnable: a redelivered task tallies the same labels again (a finished job is not rerun).
     review_tally_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def topups_task(job_id: int) -> None:
+    # Rerunnable: a unit gets a top-up only while its HITs promise fewer labels than it needs.
+    topups_run(job_id=job_id)

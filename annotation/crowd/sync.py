@@ -66,7 +66,7 @@ def assignment_confirm(*, assignment: Assignment, provider: str) -> Assignment:
             locked.save(update_fields=["confirmed_at"])
             if provider == "mturk":
                 qualification_record(annotator=locked.annotator, project=locked.hit.project)
-            if locked.status == Assignment.Status.SUBMITTED and locked.hit.task == "kv":
+            if locked.status == Assignment.Status.SUBMITTED:
                 settle_after_count_change(locked.hit)
     return locked
 

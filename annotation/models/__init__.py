@@ -3,7 +3,7 @@ from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
 from .review import Adjudication, ReviewTally, SplitUnit, SplitUnitLabel
-from .work import ErrorType, Hit, Task, Unit
+from .work import ErrorType, Hit, Task, Unit, UnitState
 
 __all__ = [
     "Adjudication",
@@ -29,4 +29,5 @@ __all__ = [
     "SplitUnitLabel",
     "Task",
     "Unit",
+    "UnitState",
 ]

@@ -13,6 +13,8 @@ from django.db import models
 
 from corpus.models import Assistance, Document, KeyFact, Project, Summary, SummarySentence
 
+from ..redundancy import Verdict, redundancy_of
+
 
 class Task(models.TextChoices):
     FACT_VERIFICATION = "fv", "Fact verification"
@@ -43,6 +45,9 @@ class Hit(models.Model):
     assistance = models.CharField(max_length=16, choices=Assistance.choices, blank=True)
     # Places beyond the project's annotators per unit: a manager sent the HIT back for more labels (review).
     extra_places = models.PositiveSmallIntegerField(default=0)
+    # 0: the HIT every unit starts in; 1, 2, ...: a top-up HIT, one more label for units its project's redundancy
+    # policy found undecided (annotation.redundancy), numbered per document (KV) or summary (FV, KA).
+    round = models.PositiveSmallIntegerField(default=0)
     # How many units it has, checks included, written by the builds (annotation.services.hits.recount_units): the
     # progress page adds these up instead of counting every unit of the project each time it is polled.
     unit_count = models.PositiveIntegerField(default=0)
@@ -51,10 +56,10 @@ class Hit(models.Model):
     class Meta:
         ordering = ["project_id", "task", "position", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["task", "summary"], condition=models.Q(summary__isnull=False),
-                                    name="one_hit_per_task_and_summary"),
-            models.UniqueConstraint(fields=["task", "document"], condition=models.Q(summary__isnull=True),
-                                    name="one_summaryless_hit_per_task_and_document"),
+            models.UniqueConstraint(fields=["task", "summary", "round"], condition=models.Q(summary__isnull=False),
+                                    name="one_hit_per_task_summary_and_round"),
+            models.UniqueConstraint(fields=["task", "document", "round"], condition=models.Q(summary__isnull=True),
+                                    name="one_summaryless_hit_per_task_document_and_round"),
             models.CheckConstraint(
                 condition=models.Q(task="kv", summary__isnull=True) | models.Q(task__in=["fv", "ka"],
                                                                                 summary__isnull=False),
@@ -68,8 +73,9 @@ class Hit(models.Model):
 
     @property
     def places(self) -> int:
-        """How many submissions of this HIT count: the project's annotators per unit, plus places added in review."""
-        return self.project.annotators_per_unit + self.extra_places
+        """How many submissions of this HIT count: the labels its round asks of each unit (the first round's, or one
+        in a top-up), plus places added in review."""
+        return redundancy_of(self.project).places(self.round) + self.extra_places
 
     @classmethod
     def lock(cls, pk: int) -> None:
@@ -105,6 +111,9 @@ class Unit(models.Model):
     summary_sentence = models.ForeignKey(SummarySentence, null=True, blank=True, on_delete=models.CASCADE,
                                          related_name="units")
     keyfact = models.ForeignKey(KeyFact, null=True, blank=True, on_delete=models.CASCADE, related_name="units")
+    # In a top-up HIT: the unit of the first round it adds a label to (the same item, shown the same way). Its
+    # labels are that unit's labels for aggregation, agreement and the redundancy policy.
+    origin = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="topups")
 
     # --- The display snapshot. FV: `text` is the summary sentence. KV: `text` is the key-fact. KA: `text` is the
     # key-fact and `sentence_text` the summary sentence; `row` numbers the key-fact, `column` the sentence.
@@ -136,3 +145,30 @@ class Unit(models.Model):
         if hit.shows_ai_label and self.ai_category:
             fields.insert(0, "ai_right")
         return fields
+
+
+class UnitState(models.Model):
+    """Where a real unit of the first round stands under its project's redundancy policy (annotation.redundancy):
+    its counted labels (its own and its top-ups'), the labels it should have, and the verdict. Derived from the
+    counted labels, and written again whenever one of them starts or stops counting (a submission, a confirmation,
+    a discard, a grade overridden), under this row's lock: two submissions settling the same unit at once are
+    written one after the other, the second from both labels. Attention checks have none: they never get top-ups.
+    """
+
+    unit = models.OneToOneField(Unit, on_delete=models.CASCADE, primary_key=True, related_name="state")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    task = models.CharField(max_length=2, choices=Task.choices)
+    counted = models.PositiveSmallIntegerField(default=0)
+    yes = models.PositiveSmallIntegerField(default=0)
+    target = models.PositiveSmallIntegerField(default=0)
+    verdict = models.CharField(max_length=12, choices=Verdict.choices, default=Verdict.COLLECTING)
+    # The policy the verdict was reached under, and the round of the HIT whose label settled the unit.
+    policy = models.CharField(max_length=10, blank=True)
+    settled_round = models.PositiveSmallIntegerField(null=True, blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "task", "verdict"])]
+
+    def __str__(self) -> str:
+        return f"{self.unit_id}: {self.verdict} ({self.counted}/{self.target})"

@@ -24,6 +24,8 @@ from ..models import Annotator, Assignment, Hit, Task, Unit
 from ..selectors import available_hits, current_assignment
 from ..wording import QUESTION_NAMES, describe_unit
 from .hits import create_alignment_hits, settle_keyfact_validation
+from .settling import settle_hit
+from .topups import queue_topups_if_needed
 
 
 class WorkRefused(Exception):
@@ -84,7 +86,8 @@ def reserve_next_hit(annotator: Annotator, project: Project, task: str, *, confi
         tried: list[int] = []
         while True:
             hit = (available_hits(annotator, project, task, now).exclude(pk__in=tried)
-                   .order_by("overlaps", "position", "pk")
+                   # Top-ups first: they settle units whose other labels are in, before new units are begun.
+                   .order_by("overlaps", "-round", "position", "pk")
                    .select_for_update(skip_locked=True, of=("self",))
                    .first())
             if hit is None:
@@ -209,6 +212,8 @@ def submit_assignment(*, assignment: Assignment, submission_key: str = "") -> Su
         # HIT's lock, so that a place freed by a failed submission is visible only once the grade is stored.
         from ..quality.policy import grade_and_apply_policy
         grade_and_apply_policy(locked)
+        # The redundancy policy: whether the units this submission labelled are settled or need a top-up.
+        queue_topups_if_needed(hit.project, settle_hit(hit))
         result = SubmitResult(assignment=locked)
         if hit.task == Task.KEYFACT_VALIDATION and settle_keyfact_validation(hit.document) is not None:
             result.alignment_hits_created, _ = create_alignment_hits(hit.document)

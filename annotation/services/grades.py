@@ -7,6 +7,8 @@ from django.utils import timezone
 from ..models import Grade, Hit, Task
 from ..quality.policy import OverrideRefused, apply_policy
 from .hits import create_alignment_hits, settle_keyfact_validation
+from .settling import settle_hit
+from .topups import queue_topups_if_needed
 
 __all__ = ["OverrideRefused", "grade_override", "settle_after_count_change"]
 
@@ -27,15 +29,19 @@ def grade_override(*, grade: Grade, passed: bool, reason: str, user) -> Grade:
     grade.overridden_by, grade.overridden_at = user, timezone.now()
     grade.save(update_fields=["override_passed", "override_reason", "overridden_by", "overridden_at"])
     apply_policy(grade, user=user)
-    if grade.assignment.hit.task == Task.KEYFACT_VALIDATION:
-        settle_after_count_change(grade.assignment.hit)
+    settle_after_count_change(grade.assignment.hit)
     return grade
 
 
 def settle_after_count_change(hit: Hit) -> None:
-    """A KV submission that counts now (a failed one overridden to pass, an unconfirmed one the provider confirmed)
-    may complete its document's key-fact validation: settle it and create the KA HITs, as the last submission would
-    have (key-fact alignment follows validation). Once KA HITs exist, their key-facts stay. Call with the HIT locked."""
+    """A submission that counts now, or no longer (a grade overridden either way, an unconfirmed one the provider
+    confirmed): its units are settled again under the redundancy policy (a unit may need a top-up, or no longer),
+    and a KV one may complete its document's key-fact validation: settle it and create the KA HITs, as the last
+    submission would have (key-fact alignment follows validation). Once KA HITs exist, their key-facts stay. Call
+    with the HIT locked."""
+    queue_topups_if_needed(hit.project, settle_hit(hit))
+    if hit.task != Task.KEYFACT_VALIDATION:
+        return
     if Hit.objects.filter(document_id=hit.document_id, task=Task.KEYFACT_ALIGNMENT).exists():
         return
     if settle_keyfact_validation(hit.document) is not None:

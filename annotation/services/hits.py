@@ -18,7 +18,6 @@ from corpus.bulk import cycle_collection_paused, refresh_stale_statistics, updat
 from corpus.models import Document, DocumentSentence, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
 from ..models import Hit, Label, Task, Unit
-from ..models.assignment import counted_submission_q
 from ..wording import describe_source
 
 
@@ -187,7 +186,8 @@ def _chunks(ids: list[int], size: int = 10_000):
 
 
 def keyfact_validation_is_complete(document: Document) -> bool:
-    """Every candidate key-fact of `document` has N labels from counted submissions (vacuously true: none).
+    """Every candidate key-fact of `document` is settled under the project's redundancy policy (N counted labels in
+    the fixed design; fewer where they decide the majority, `adaptive`); vacuously true with none.
 
     A submission that failed its attention checks does not complete anything: its HIT is offered again until N
     submissions count (annotation.services.assignment), and only then are the key-facts settled.
@@ -196,15 +196,24 @@ def keyfact_validation_is_complete(document: Document) -> bool:
 
 
 def _incomplete(documents: list[Document]) -> set[int]:
-    """The documents among `documents` with a candidate key-fact short of N counted labels, in one query."""
-    needed = {document.pk: document.project.annotators_per_unit for document in documents}
+    """The documents among `documents` with a candidate key-fact its counted labels do not settle yet."""
+    from ..quality.selectors import counted_labels
+    from ..redundancy import Verdict, redundancy_of
+
+    policy = {document.pk: redundancy_of(document.project) for document in documents}
     incomplete = set()
-    for ids in _chunks(list(needed)):
-        counts = (KeyFact.objects.filter(document__in=ids).exclude(origin=KeyFact.Origin.HUMAN)
-                  .annotate(n=Count("units__labels", filter=Q(units__task=Task.KEYFACT_VALIDATION)
-                                    & counted_submission_q("units__labels__assignment__")))
-                  .values_list("document_id", "n"))
-        incomplete.update(document_id for document_id, n in counts if n < needed[document_id])
+    for ids in _chunks(list(policy)):
+        answers = defaultdict(list)
+        labels = counted_labels(Label.objects.filter(unit__keyfact__document__in=ids,
+                                                     unit__task=Task.KEYFACT_VALIDATION))
+        for keyfact_id, useful in (labels.order_by("assignment__submitted_at", "assignment_id")
+                                   .values_list("unit__keyfact_id", "useful")):
+            if useful is not None:
+                answers[keyfact_id].append(useful)
+        for pk, document_id in (KeyFact.objects.filter(document__in=ids).exclude(origin=KeyFact.Origin.HUMAN)
+                                .values_list("pk", "document_id")):
+            if policy[document_id].verdict(answers[pk]) in (Verdict.COLLECTING, Verdict.NEEDS_MORE):
+                incomplete.add(document_id)
     return incomplete
 
 

@@ -1,6 +1,14 @@
 from .documents import Document, DocumentSentence, KeyFact, Summary, SummarySentence
 from .job import Job, JobAlreadyOpen, JobQuerySet, ProgressReporter, job_start, job_upload_to
-from .project import Assistance, Invitation, Membership, MembershipEvent, PasswordChangeRequired, Project
+from .project import (
+    Assistance,
+    Invitation,
+    Membership,
+    MembershipEvent,
+    PasswordChangeRequired,
+    Project,
+    RedundancyPolicy,
+)
 from .snapshot import Snapshot
 
 __all__ = [
@@ -17,6 +25,7 @@ __all__ = [
     "PasswordChangeRequired",
     "ProgressReporter",
     "Project",
+    "RedundancyPolicy",
     "Snapshot",
     "Summary",
     "SummarySentence",

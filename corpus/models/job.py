@@ -46,6 +46,7 @@ class Job(models.Model):
         EXPORT = "export", "Export"
         PUBLISH = "crowd_publish", "Crowd publishing"
         EVALUATOR = "evaluator", "Automatic evaluator"
+        TOPUPS = "topups", "Top-up labels"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -18,6 +18,14 @@ class Assistance(models.TextChoices):
     REASON = "reason", "Highlights + AI label + reason"
 
 
+class RedundancyPolicy(models.TextChoices):
+    """How many labels each unit gets (annotation.redundancy says what each one does)."""
+
+    FIXED = "fixed", "The same number of annotators for every item"
+    ADAPTIVE = "adaptive", "Only as many annotators as it takes to decide the majority"
+    LEAD = "lead", "More annotators until one answer leads by a margin"
+
+
 def validate_hourly_wage(value: Decimal) -> None:
     """At least the operator's floor (FINEGRAIN_MIN_HOURLY_WAGE_USD), read when a project is checked, not when the
     migration was written: an operator may raise it."""
@@ -36,6 +44,17 @@ class Project(models.Model):
 
     # Paper 3.4: three annotators per unit, top 30% of source sentences highlighted, ~20% attention checks.
     annotators_per_unit = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    # `annotators_per_unit` is N of the fixed design; `adaptive` gives a unit fewer labels where its first ones
+    # already decide N's majority, `lead` more until one answer leads by `lead_margin`, at most `lead_cap`. New
+    # projects made on the page start adaptive; a project made otherwise keeps the paper's fixed design.
+    redundancy_policy = models.CharField(max_length=10, choices=RedundancyPolicy.choices,
+                                         default=RedundancyPolicy.FIXED)
+    lead_margin = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    lead_cap = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(2), MaxValueValidator(20)])
+    # Where the projected cost of the labels would pass it, no more top-up labels are asked for and the undecided
+    # units go to review. Empty: no cap.
+    budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True, validators=[
+        MinValueValidator(Decimal("0"), message="The budget is 0 USD or more; leave it empty for no cap.")])
     highlight_fraction = models.FloatField(
         default=0.30, validators=[MinValueValidator(0.01), MaxValueValidator(1.0)]
     )

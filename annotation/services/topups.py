@@ -1,0 +1,135 @@
+"""Top-up HITs: one more label for the units their project's redundancy policy found undecided (annotation.redundancy).
+
+A unit needs a top-up when its state (annotation.services.settling) asks for more labels than the HITs it is in
+promise: the first round's places, plus one for each top-up HIT it is already in, plus any place added in review.
+Promised places are committed money, not evidence; the policy decides on counted labels alone.
+
+- FV and KV: the undecided units of one summary (FV) or one document (KV) are gathered into a new HIT of the next
+  round, built like any HIT: the same display snapshot as the unit's first HIT (an annotator sees a top-up HIT like
+  any other), attention checks at the project's rate with at least one in every top-up HIT (a small HIT must not be
+  check-free), never offered to anybody who labelled one of its units (annotation.selectors.available_hits).
+- KA: a KA HIT is one summary's grid of key-facts against sentences, which a few scattered pairs do not fill; its
+  HIT gets one more place instead (`Hit.extra_places`, as a reviewer's "send back"): labels identical to the fixed
+  design, the saving only where no pair of the grid is split.
+
+The work runs as a job (`topups_start`), queued when a submission leaves units undecided, one at a time per project.
+"""
+
+import logging
+from collections import defaultdict
+
+from django.db import transaction
+from django.db.models import Max, Q
+
+from corpus.models import Job, JobAlreadyOpen, Project, job_start
+
+from ..models import Hit, Task, Unit, UnitState
+from ..redundancy import Verdict, redundancy_of
+
+log = logging.getLogger(__name__)
+
+# What a top-up unit copies from its first-round unit: the item and how it was shown.
+SNAPSHOT = ("task", "summary_sentence_id", "keyfact_id", "text", "sentence_text", "row", "column", "highlighted",
+            "ai_category", "ai_reason", "ai_source")
+
+
+def promised_places(project: Project, states: list[UnitState]) -> dict[int, int]:
+    """Per first-round unit, the labels its HITs promise: its own HIT's places, and one per top-up HIT it is in,
+    with the places added in review."""
+    ids = [state.unit_id for state in states]
+    first = redundancy_of(project).first_round
+    promised = dict(Unit.objects.filter(pk__in=ids).values_list("pk", "hit__extra_places"))
+    promised = {pk: first + extra for pk, extra in promised.items()}
+    for origin, extra in Unit.objects.filter(origin__in=ids).values_list("origin_id", "hit__extra_places"):
+        promised[origin] += 1 + extra
+    return promised
+
+
+def wanting(project: Project, task: str | None = None) -> list[UnitState]:
+    """The states of `project` that ask for more labels than their HITs promise."""
+    states = UnitState.objects.filter(project=project, verdict=Verdict.NEEDS_MORE)
+    if task is not None:
+        states = states.filter(task=task)
+    states = list(states.order_by("unit_id"))
+    promised = promised_places(project, states)
+    return [state for state in states if promised[state.unit_id] < state.target]
+
+
+def topups_build(project: Project) -> dict[str, int]:
+    """Build what the undecided units of `project` need now; returns the HITs made or widened per task."""
+    from ..quality.injection import Injection, write_new_hits
+
+    made = dict.fromkeys(Task.values, 0)
+    with transaction.atomic():
+        # One build per project at a time, as build_hits (its lock): two top-up jobs never both give a unit a label.
+        Project.objects.select_for_update(no_key=True).filter(pk=project.pk).values_list("pk", flat=True).first()
+        states = wanting(project)
+        if not states:
+            return made
+        units = {unit.pk: unit for unit in Unit.objects.filter(pk__in=[s.unit_id for s in states])
+                 .select_related("hit")}
+        groups: dict[tuple, list[Unit]] = defaultdict(list)
+        for state in states:
+            unit = units[state.unit_id]
+            if unit.task == Task.KEYFACT_ALIGNMENT:
+                groups["ka", unit.hit_id].append(unit)
+            else:
+                groups[unit.task, unit.hit.document_id, unit.hit.summary_id].append(unit)
+        new: list[tuple[Hit, list[Unit]]] = []
+        for key, members in sorted(groups.items(), key=lambda item: str(item[0])):
+            if key[0] == "ka":
+                Hit.objects.filter(pk=key[1]).update(extra_places=members[0].hit.extra_places + 1)
+                made["ka"] += 1
+                continue
+            new.append(_topup_hit(project, members))
+            made[key[0]] += 1
+        if new:
+            injection = Injection(project) if project.attention_check_rate > 0 else None
+            write_new_hits(new, injection)
+            if injection is not None:
+                injection.finish()
+            from .hits import recount_units
+
+            recount_units(Hit.objects.filter(pk__in=[hit.pk for hit, _ in new]))
+    return made
+
+
+def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
+    first = members[0].hit
+    same_item = Q(task=first.task, document_id=first.document_id, summary_id=first.summary_id)
+    last_round = Hit.objects.filter(same_item).aggregate(last=Max("round"))["last"] or 0
+    position = (Hit.objects.filter(project=project, task=first.task).aggregate(last=Max("position"))["last"] or 0)
+    hit = Hit.objects.create(project=project, task=first.task, document_id=first.document_id,
+                             summary_id=first.summary_id, position=position + 1, round=last_round + 1,
+                             assistance=first.assistance)
+    units = [Unit(hit=hit, origin_id=member.pk, position=position,
+                  **{name: getattr(member, name) for name in SNAPSHOT})
+             for position, member in enumerate(sorted(members, key=lambda unit: unit.position))]
+    return hit, units
+
+
+def topups_start(*, project: Project, user=None) -> Job | None:
+    """Queue the top-up job; None while one is queued or running (it will see these units too)."""
+    from ..tasks import topups_task
+
+    try:
+        return job_start(kind=Job.Kind.TOPUPS, project=project, task=topups_task, user=user, exclusive=True)
+    except JobAlreadyOpen:
+        return None
+
+
+def topups_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_topups)
+
+
+def _topups(job: Job) -> None:
+    job.begin(total=1)
+    made = topups_build(job.project)
+    job.advance(1, "top-ups built")
+    job.finish({"made": made})
+
+
+def queue_topups_if_needed(project: Project, states: list[UnitState]) -> None:
+    """After settling: when a unit now wants a label more, queue the job once the transaction commits."""
+    if any(state.verdict == Verdict.NEEDS_MORE for state in states):
+        transaction.on_commit(lambda: topups_start(project=project))
