@@ -21,6 +21,7 @@ import time
 
 from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Document, Job, Project, Summary, job_start
@@ -121,10 +122,12 @@ def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tupl
     counted = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project,
                                     unit__task=task, **{f"{field}__isnull": False})
                .exclude(Exists(AttentionCheck.objects.filter(unit=OuterRef("unit")))))
-    per_unit = (counted.order_by().values("unit")
+    # A top-up's labels are its first-round unit's (Unit.origin): one item, one tally.
+    counted = counted.annotate(root=Coalesce("unit__origin_id", "unit_id"))
+    per_unit = (counted.order_by().values("root")
                 .annotate(votes=Count("pk"), yes=Count("pk", filter=Q(**{field: True})),
                           missed=Count("pk", filter=Q(assignment__grade__checks_failed__gt=0)))
-                .filter(votes__gte=2).values_list("unit", "votes", "yes", "missed"))
+                .filter(votes__gte=2).values_list("root", "votes", "yes", "missed"))
     all_pairs = agreeing = 0
     split: dict[int, tuple[int, int, int]] = {}
     for unit, votes, yes, missed in per_unit.iterator(chunk_size=BATCH):
@@ -145,5 +148,6 @@ def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tupl
                                   majority=max(yes, votes - yes) / votes, missed_check=missed > 0,
                                   hit_position=hit_position, position=position, domain=domain or "",
                                   summarizer=model or ""))
-        annotators += list(counted.filter(unit__in=chunk).order_by().values_list("unit", "annotator").distinct())
+        annotators += list(counted.filter(Q(unit__in=chunk) | Q(unit__origin__in=chunk)).order_by()
+                           .values_list("root", "annotator").distinct())
     return rows, annotators, [all_pairs, agreeing]

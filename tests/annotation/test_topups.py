@@ -167,3 +167,18 @@ def test_fixed_projects_keep_three_places_and_never_build_top_ups(project):
         work(crowd_annotator(name, project), project, "fv", split=split if not answer else None)
     assert UnitState.objects.get(unit=split).verdict == Verdict.COLLECTING
     assert topups_build(project) == {"fv": 0, "kv": 0, "ka": 0}
+
+
+def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
+    from annotation.models import SplitUnit
+    from annotation.services.review_tally import review_tally_compute
+
+    hit = first_hit(adaptive, "fv")
+    split = hit.units.order_by("position").first()
+    work(crowd_annotator("ann", adaptive), adaptive, "fv")
+    work(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
+    topups_build(adaptive)
+    work(crowd_annotator("cid", adaptive), adaptive, "fv", split=split)
+    review_tally_compute(adaptive)
+    (row,) = SplitUnit.objects.filter(project=adaptive)
+    assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 1)
