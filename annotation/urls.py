@@ -1,6 +1,19 @@
 from django.urls import path, register_converter
 
-from .views import crowd, crowd_manager, hits, jobs, people, progress, project_settings, projects, quality, review, work
+from .views import (
+    costs,
+    crowd,
+    crowd_manager,
+    hits,
+    jobs,
+    people,
+    progress,
+    project_settings,
+    projects,
+    quality,
+    review,
+    work,
+)
 
 
 class TaskConverter:
@@ -59,6 +72,7 @@ urlpatterns = [
     path("projects/<slug:slug>/hits/<uuid:hit_id>/", progress.hit_detail, name="hit_detail"),
     path("projects/<slug:slug>/hits/<uuid:hit_id>/assistance/", progress.hit_assistance, name="hit_assistance"),
     path("projects/<slug:slug>/annotators/", progress.annotator_list, name="annotator_list"),
+    path("projects/<slug:slug>/costs/", costs.cost_page, name="costs"),
     # Quality control (managers), and the annotators' screening test.
     path("projects/<slug:slug>/quality/", quality.quality_dashboard, name="quality_dashboard"),
     path("projects/<slug:slug>/quality/numbers/", quality.quality_numbers_status, name="quality_numbers_status"),

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
-from annotation.models import Annotator, ProjectAnnotator
+from annotation.models import Annotator, Assignment, AttentionCheck, Hit, ProjectAnnotator, Unit
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
 from annotation.services.hits import build_hits
@@ -168,3 +168,33 @@ def race(function, items, *, timeout: float = 120) -> list:
         thread.join(timeout=timeout)
     assert not errors, errors
     return results
+
+
+# --- Labelling under a redundancy policy (tests/annotation/test_topups.py, test_costs.py).
+
+def passing(unit: Unit, yes: bool) -> dict:
+    """`yes` (no error, useful, aligned) on real units; the expected answer on attention checks."""
+    check = AttentionCheck.objects.filter(unit=unit).first()
+    if check is None:
+        return answers_for(unit, yes=yes)
+    answers = {**answers_for(unit), **{k: v for k, v in check.expected.items()
+                                        if k != "ai_right" or "ai_right" in unit.question_fields(unit.hit)}}
+    if answers.get("has_error"):
+        answers["error_types"] = ["out_of_article"]
+    return answers
+
+
+def work_next_hit(annotator, project, task: str, *, split: Unit | None = None, yes: bool = True) -> Assignment:
+    """Reserve the annotator's next HIT of `task` and answer it: `yes` everywhere, except `not yes` on `split`."""
+    assignment = reserve_next_hit(annotator, project, task, confirmed=True)
+    assert assignment is not None
+    units = list(assignment.hit.units.all())
+    save_answers(assignment=assignment, answers={
+        unit: passing(unit, (not yes) if split is not None and unit.pk in (split.pk, split.origin_id) else yes)
+        for unit in units})
+    submit_assignment(assignment=assignment)
+    return assignment
+
+
+def first_round_hit(project, task: str) -> Hit:
+    return Hit.objects.filter(project=project, task=task, round=0).order_by("position").first()

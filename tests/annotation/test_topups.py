@@ -4,59 +4,20 @@ the unit, and the unit settles on the majority the fixed design would give."""
 
 import pytest
 
-from annotation.models import Assignment, AttentionCheck, Grade, Hit, Unit, UnitState
+from annotation.models import Assignment, Grade, Hit, UnitState
 from annotation.redundancy import Verdict
-from annotation.services.answers import save_answers
-from annotation.services.assignment import reserve_next_hit, submit_assignment
+from annotation.services.assignment import reserve_next_hit
 from annotation.services.grades import grade_override
 from annotation.services.topups import topups_build, wanting
 from corpus.models import RedundancyPolicy
 from tests.quality.conftest import with_checks
-from tests.work import add_assistance, answers_for, build_all, crowd_annotator, import_small
+from tests.work import add_assistance, build_all, crowd_annotator, first_round_hit, import_small, work_next_hit
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def adaptive(project, django_capture_on_commit_callbacks):
-    project.redundancy_policy = RedundancyPolicy.ADAPTIVE
-    project.save(update_fields=["redundancy_policy"])
-    import_small(project)
-    add_assistance(project)
-    build_all(project)
-    return project
-
-
-def passing(unit: Unit, yes: bool) -> dict:
-    """`yes` (no error, useful, aligned) on real units; the expected answer on attention checks."""
-    check = AttentionCheck.objects.filter(unit=unit).first()
-    if check is None:
-        return answers_for(unit, yes=yes)
-    answers = {**answers_for(unit), **{k: v for k, v in check.expected.items()
-                                        if k != "ai_right" or "ai_right" in unit.question_fields(unit.hit)}}
-    if answers.get("has_error"):
-        answers["error_types"] = ["out_of_article"]
-    return answers
-
-
-def work(annotator, project, task: str, *, split: Unit | None = None, yes: bool = True) -> Assignment:
-    """Reserve the annotator's next HIT of `task` and answer it: `yes` everywhere, except `not yes` on `split`."""
-    assignment = reserve_next_hit(annotator, project, task, confirmed=True)
-    assert assignment is not None
-    units = list(assignment.hit.units.all())
-    save_answers(assignment=assignment, answers={
-        unit: passing(unit, (not yes) if split is not None and unit.pk in (split.pk, split.origin_id) else yes)
-        for unit in units})
-    submit_assignment(assignment=assignment)
-    return assignment
-
-
-def first_hit(project, task: str) -> Hit:
-    return Hit.objects.filter(project=project, task=task, round=0).order_by("position").first()
-
-
 def test_a_first_round_hit_asks_two_labels_of_each_unit_under_adaptive(adaptive):
-    hit = first_hit(adaptive, "fv")
+    hit = first_round_hit(adaptive, "fv")
     assert hit.places == 2
     ann, bea, cid = (crowd_annotator(name, adaptive) for name in ("ann", "bea", "cid"))
     assert reserve_next_hit(ann, adaptive, "fv", confirmed=True).hit == hit
@@ -68,9 +29,9 @@ def test_a_first_round_hit_asks_two_labels_of_each_unit_under_adaptive(adaptive)
 def test_agreeing_labels_settle_every_unit_and_ask_for_nothing_more(adaptive, django_capture_on_commit_callbacks):
     ann, bea = crowd_annotator("ann", adaptive), crowd_annotator("bea", adaptive)
     with django_capture_on_commit_callbacks() as queued:
-        work(ann, adaptive, "fv")
-        work(bea, adaptive, "fv")
-    hit = first_hit(adaptive, "fv")
+        work_next_hit(ann, adaptive, "fv")
+        work_next_hit(bea, adaptive, "fv")
+    hit = first_round_hit(adaptive, "fv")
     states = UnitState.objects.filter(unit__hit=hit)
     assert states.count() == hit.units.count()
     assert {(s.verdict, s.counted, s.target, s.settled_round) for s in states} == {(Verdict.SETTLED, 2, 2, 0)}
@@ -79,12 +40,12 @@ def test_agreeing_labels_settle_every_unit_and_ask_for_nothing_more(adaptive, dj
 
 def test_a_split_unit_gets_one_more_label_in_a_top_up_hit_from_somebody_else(adaptive,
                                                                               django_capture_on_commit_callbacks):
-    hit = first_hit(adaptive, "fv")
+    hit = first_round_hit(adaptive, "fv")
     split = hit.units.order_by("position")[1]
     ann, bea, cid = (crowd_annotator(name, adaptive) for name in ("ann", "bea", "cid"))
-    work(ann, adaptive, "fv")
+    work_next_hit(ann, adaptive, "fv")
     with django_capture_on_commit_callbacks() as queued:
-        work(bea, adaptive, "fv", split=split)
+        work_next_hit(bea, adaptive, "fv", split=split)
     state = UnitState.objects.get(unit=split)
     assert (state.verdict, state.counted, state.yes, state.target) == (Verdict.NEEDS_MORE, 2, 1, 3)
     assert len(queued) == 1  # the top-up job, once the submission commits
@@ -103,7 +64,7 @@ def test_a_split_unit_gets_one_more_label_in_a_top_up_hit_from_somebody_else(ada
     assert reserve_next_hit(cid, adaptive, "fv", confirmed=True).hit == topup
     Assignment.objects.filter(annotator__in=[ann, bea], status="reserved").update(status="returned")
 
-    work(cid, adaptive, "fv", split=split, yes=True)  # cid sides with bea: an error
+    work_next_hit(cid, adaptive, "fv", split=split, yes=True)  # cid sides with bea: an error
     state.refresh_from_db()
     assert (state.verdict, state.counted, state.yes, state.settled_round) == (Verdict.SETTLED, 3, 1, 1)
     assert not wanting(adaptive)
@@ -116,10 +77,10 @@ def test_every_top_up_hit_carries_an_attention_check(project):
     add_assistance(project)
     with_checks(project, 0.2)
     build_all(project)
-    hit = first_hit(project, "kv")
+    hit = first_round_hit(project, "kv")
     split = hit.units.filter(attention_check__isnull=True).order_by("position").first()
-    work(crowd_annotator("ann", project), project, "kv")
-    work(crowd_annotator("bea", project), project, "kv", split=split)
+    work_next_hit(crowd_annotator("ann", project), project, "kv")
+    work_next_hit(crowd_annotator("bea", project), project, "kv", split=split)
     assert topups_build(project)["kv"] == 1
     topup = Hit.objects.get(project=project, round=1)
     assert topup.units.filter(origin=split).count() == 1
@@ -130,24 +91,24 @@ def test_every_top_up_hit_carries_an_attention_check(project):
 def test_a_split_alignment_pair_gives_its_hit_one_more_place(adaptive):
     # KA HITs exist once key-fact validation settles: two agreeing KV labels settle it under adaptive.
     for name in ("k1", "k2"):
-        work(crowd_annotator(name, adaptive), adaptive, "kv")
-    hit = first_hit(adaptive, "ka")
+        work_next_hit(crowd_annotator(name, adaptive), adaptive, "kv")
+    hit = first_round_hit(adaptive, "ka")
     assert hit is not None and hit.places == 2
     split = hit.units.order_by("position").first()
-    work(crowd_annotator("ann", adaptive), adaptive, "ka")
-    work(crowd_annotator("bea", adaptive), adaptive, "ka", split=split)
+    work_next_hit(crowd_annotator("ann", adaptive), adaptive, "ka")
+    work_next_hit(crowd_annotator("bea", adaptive), adaptive, "ka", split=split)
     assert topups_build(adaptive)["ka"] == 1
     hit.refresh_from_db()
     assert hit.places == 3 and not Hit.objects.filter(project=adaptive, round__gt=0).exists()
-    work(crowd_annotator("cid", adaptive), adaptive, "ka", split=split, yes=False)
+    work_next_hit(crowd_annotator("cid", adaptive), adaptive, "ka", split=split, yes=False)
     assert UnitState.objects.get(unit=split).verdict == Verdict.SETTLED
 
 
 def test_a_label_that_stops_counting_reopens_its_unit(adaptive, manager):
-    hit = first_hit(adaptive, "fv")
+    hit = first_round_hit(adaptive, "fv")
     ann, bea = crowd_annotator("ann", adaptive), crowd_annotator("bea", adaptive)
-    work(ann, adaptive, "fv")
-    second = work(bea, adaptive, "fv")
+    work_next_hit(ann, adaptive, "fv")
+    second = work_next_hit(bea, adaptive, "fv")
     assert set(UnitState.objects.filter(unit__hit=hit).values_list("verdict", flat=True)) == {Verdict.SETTLED}
     grade = Grade.objects.get(assignment=second)
     grade_override(grade=grade, passed=False, reason="Copied the AI", user=manager)
@@ -160,11 +121,11 @@ def test_a_label_that_stops_counting_reopens_its_unit(adaptive, manager):
 def test_fixed_projects_keep_three_places_and_never_build_top_ups(project):
     import_small(project)
     build_all(project)
-    hit = first_hit(project, "fv")
+    hit = first_round_hit(project, "fv")
     assert hit.places == 3
     split = hit.units.order_by("position").first()
     for name, answer in (("ann", True), ("bea", False)):
-        work(crowd_annotator(name, project), project, "fv", split=split if not answer else None)
+        work_next_hit(crowd_annotator(name, project), project, "fv", split=split if not answer else None)
     assert UnitState.objects.get(unit=split).verdict == Verdict.COLLECTING
     assert topups_build(project) == {"fv": 0, "kv": 0, "ka": 0}
 
@@ -173,12 +134,12 @@ def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
     from annotation.models import SplitUnit
     from annotation.services.review_tally import review_tally_compute
 
-    hit = first_hit(adaptive, "fv")
+    hit = first_round_hit(adaptive, "fv")
     split = hit.units.order_by("position").first()
-    work(crowd_annotator("ann", adaptive), adaptive, "fv")
-    work(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
+    work_next_hit(crowd_annotator("ann", adaptive), adaptive, "fv")
+    work_next_hit(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
     topups_build(adaptive)
-    work(crowd_annotator("cid", adaptive), adaptive, "fv", split=split)
+    work_next_hit(crowd_annotator("cid", adaptive), adaptive, "fv", split=split)
     review_tally_compute(adaptive)
     (row,) = SplitUnit.objects.filter(project=adaptive)
     assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 1)

@@ -218,6 +218,7 @@ EXPECTATIONS: dict[str, Rule] = {
     "hits_ablation": MANAGER,
     "hit_assistance": MANAGER,
     "annotator_list": MANAGER,
+    "costs": MANAGER,
     "quality_dashboard": MANAGER,
     "quality_numbers_status": MANAGER,
     "quality_numbers_compute": MANAGER,

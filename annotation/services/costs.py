@@ -1,0 +1,178 @@
+"""What the labels of a project cost: spent, committed, projected to finish, and saved against the fixed design
+(BRIEF, "What a study costs"), per task and per domain.
+
+Money is counted two ways. *Labels* are valued at the project's pay for one item (its hourly wage times
+FINEGRAIN_SECONDS_PER_UNIT, the rule crowd rewards follow: annotation.crowd.publishing.reward_for), whoever gave
+them, so that in-house and crowd projects read alike; *paid* is what the ledger says the providers were paid
+(rewards, fees and bonuses, annotation/crowd/outbox.py). Attention checks are labels too: each HIT carries them at the
+project's rate, so every figure of labels includes their share.
+
+- spent: counted labels on real units; committed: places held now (reservations, submissions awaiting their
+  provider's confirmation), which are paid if they count; projected: the labels still to come for the units not
+  settled, from the live share of units that needed a label more (the policy's first round, plus that share);
+- saved: for the settled units, the labels the fixed design of N would have taken minus the labels they took.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.conf import settings
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from corpus.models import Project
+
+from ..models import Assignment, AttentionCheck, Label, LedgerEntry, Task, Unit, UnitState
+from ..models.assignment import counted_submission_q
+from ..redundancy import Verdict, redundancy_of
+
+CENT = Decimal("0.01")
+
+
+def label_usd(project: Project) -> Decimal:
+    """The project's pay for one item's label."""
+    return project.hourly_wage_usd * Decimal(settings.FINEGRAIN_SECONDS_PER_UNIT) / Decimal(3600)
+
+
+def usd(amount) -> Decimal:
+    return Decimal(amount).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+@dataclass
+class CostRow:
+    """One task, or one domain of a task."""
+
+    task: str
+    domain: str = ""
+    units: int = 0
+    settled: int = 0
+    escalated: int = 0
+    needs_more: int = 0
+    labels: int = 0  # counted labels on real units
+    labels_of_settled: int = 0
+    rounds: Counter = field(default_factory=Counter)  # settled units per round they settled in
+
+    @property
+    def open(self) -> int:
+        return self.units - self.settled - self.escalated
+
+    @property
+    def labels_per_settled_unit(self) -> float | None:
+        return self.labels_of_settled / self.settled if self.settled else None
+
+
+@dataclass
+class ProjectCosts:
+    project: Project
+    policy: str
+    annotators: int
+    first_round: int
+    label_usd: Decimal
+    check_share: float  # of all labels, the attention checks'
+    split_share: float | None  # of the units judged after their first round, those that needed a label more
+    tasks: list[CostRow]
+    domains: list[CostRow]
+    committed_labels: int  # items of the HITs held now, checks included
+    paid_usd: Decimal
+    budget_usd: Decimal | None
+
+    def _with_checks(self, labels: float) -> Decimal:
+        return usd(Decimal(labels) * self.label_usd / Decimal(1 - self.check_share))
+
+    @property
+    def expected_extra(self) -> float:
+        """Labels a unit is expected to need beyond the first round (the live split share, else none yet)."""
+        return 0.0 if self.split_share is None or self.policy == "fixed" else self.split_share
+
+    def spent_labels(self, row: CostRow | None = None) -> int:
+        return sum(r.labels for r in self.tasks) if row is None else row.labels
+
+    def projected_labels(self, row: CostRow) -> float:
+        """Labels still to come for the row's units not settled: up to the first round, then the expected extra."""
+        remaining_first = max(0, row.open * self.first_round - (row.labels - row.labels_of_settled))
+        return remaining_first + row.open * self.expected_extra
+
+    def saved_labels(self, row: CostRow) -> int:
+        return row.settled * self.annotators - row.labels_of_settled
+
+    def money(self, row: CostRow) -> dict:
+        return {"spent": self._with_checks(row.labels), "projected": self._with_checks(self.projected_labels(row)),
+                "saved": self._with_checks(self.saved_labels(row)),
+                "fixed": self._with_checks(row.units * self.annotators)}
+
+    @property
+    def total(self) -> dict:
+        rows = [self.money(row) for row in self.tasks]
+        total = {name: sum((row[name] for row in rows), Decimal("0")) for name in ("spent", "projected", "saved",
+                                                                                    "fixed")}
+        total["committed"] = usd(self.committed_labels * self.label_usd)
+        total["to_finish"] = total["spent"] + total["committed"] + total["projected"]
+        return total
+
+    @property
+    def over_budget(self) -> bool:
+        return self.budget_usd is not None and self.total["to_finish"] > self.budget_usd
+
+
+def project_costs(project: Project) -> ProjectCosts:
+    redundancy = redundancy_of(project)
+    real = Q(unit__attention_check__isnull=True)
+    units = (Unit.objects.filter(hit__project=project, hit__round=0, origin__isnull=True)
+             .exclude(pk__in=AttentionCheck.objects.filter(unit__hit__project=project).values("unit_id")))
+    tasks = {task: CostRow(task=task) for task in Task.values}
+    domains: dict[tuple[str, str], CostRow] = {}
+
+    def row_of(task: str, domain: str) -> CostRow:
+        return domains.setdefault((task, domain), CostRow(task=task, domain=domain))
+
+    for task, domain, n in (units.order_by().values_list("task", "hit__document__domain")
+                            .annotate(n=Count("pk"))):
+        tasks[task].units += n
+        row_of(task, domain or "").units += n
+    states = UnitState.objects.filter(project=project).values_list("task", "unit__hit__document__domain",
+                                                                    "verdict", "counted", "settled_round")
+    for task, domain, verdict, counted, settled_round in states:
+        for row in (tasks[task], row_of(task, domain or "")):
+            if verdict == Verdict.SETTLED:
+                row.settled += 1
+                row.labels_of_settled += counted
+                row.rounds[settled_round or 0] += 1
+            elif verdict == Verdict.ESCALATED:
+                row.escalated += 1
+                row.labels_of_settled += counted
+            elif verdict == Verdict.NEEDS_MORE:
+                row.needs_more += 1
+    labels = (Label.objects.filter(counted_submission_q("assignment__"), real, unit__hit__project=project)
+              .order_by().values_list("unit__task", "unit__hit__document__domain").annotate(n=Count("pk")))
+    for task, domain, n in labels:
+        tasks[task].labels += n
+        row_of(task, domain or "").labels += n
+    all_labels = Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project).count()
+    check_labels = Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project,
+                                        unit__attention_check__isnull=False).count()
+    judged = UnitState.objects.filter(project=project).exclude(verdict=Verdict.COLLECTING)
+    after_first = judged.count()
+    more = judged.filter(Q(verdict=Verdict.NEEDS_MORE) | Q(counted__gt=redundancy.first_round)).count()
+    now = timezone.now()
+    committed = (Assignment.objects.holding_a_place(now).filter(hit__project=project)
+                 .exclude(counted_submission_q()).aggregate(n=Sum("hit__unit_count"))["n"] or 0)
+    paid = LedgerEntry.objects.filter(project=project).aggregate(total=Sum("amount_usd"))["total"] or Decimal("0")
+    return ProjectCosts(
+        project=project, policy=redundancy.policy, annotators=project.annotators_per_unit,
+        first_round=redundancy.first_round, label_usd=label_usd(project),
+        check_share=(check_labels / all_labels) if all_labels else float(project.attention_check_rate),
+        split_share=(more / after_first) if after_first else None,
+        tasks=[tasks[task] for task in Task.values],
+        domains=[domains[key] for key in sorted(domains)],
+        committed_labels=committed, paid_usd=usd(paid), budget_usd=project.budget_usd)
+
+
+def rounds_table(rows: list[CostRow]) -> list[tuple[int, int]]:
+    """(round, settled units) over `rows`, every round from the first to the last seen."""
+    rounds: Counter = Counter()
+    for row in rows:
+        rounds.update(row.rounds)
+    return [(number, rounds[number]) for number in range(max(rounds, default=-1) + 1)]
+
+
