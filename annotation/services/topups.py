@@ -8,6 +8,8 @@ Promised places are committed money, not evidence; the policy decides on counted
   round, built like any HIT: the same display snapshot as the unit's first HIT (an annotator sees a top-up HIT like
   any other), attention checks at the project's rate with at least one in every top-up HIT (a small HIT must not be
   check-free), never offered to anybody who labelled one of its units (annotation.selectors.available_hits).
+- A project with a budget asks for no top-up that would take its expected cost (annotation.services.costs) past
+  it: the units that would need one go to review with the labels they have (their state says escalated).
 - KA: a KA HIT is one summary's grid of key-facts against sentences, which a few scattered pairs do not fill; its
   HIT gets one more place instead (`Hit.extra_places`, as a reviewer's "send back"): labels identical to the fixed
   design, the saving only where no pair of the grid is split.
@@ -16,6 +18,7 @@ The work runs as a job (`topups_start`), queued when a submission leaves units u
 """
 
 import logging
+from decimal import Decimal
 from collections import defaultdict
 
 from django.db import transaction
@@ -66,6 +69,11 @@ def topups_build(project: Project) -> dict[str, int]:
         states = wanting(project)
         if not states:
             return made
+        if over_budget(project, states):
+            # The project's cap: these units go to review with the labels they have.
+            UnitState.objects.filter(pk__in=[state.pk for state in states]).update(verdict=Verdict.ESCALATED)
+            made["escalated"] = len(states)
+            return made
         units = {unit.pk: unit for unit in Unit.objects.filter(pk__in=[s.unit_id for s in states])
                  .select_related("hit")}
         groups: dict[tuple, list[Unit]] = defaultdict(list)
@@ -106,6 +114,17 @@ def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
                   **{name: getattr(member, name) for name in SNAPSHOT})
              for position, member in enumerate(sorted(members, key=lambda unit: unit.position))]
     return hit, units
+
+
+def over_budget(project: Project, states: list[UnitState]) -> bool:
+    """Whether one more label for each of these units would take the project's expected cost past its budget."""
+    if project.budget_usd is None:
+        return False
+    from .costs import project_costs
+
+    costs = project_costs(project)
+    extra = costs.label_usd * len(states) / Decimal(1 - costs.check_share)
+    return costs.total["to_finish"] + extra > project.budget_usd
 
 
 def topups_start(*, project: Project, user=None) -> Job | None:

@@ -143,3 +143,17 @@ def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
     review_tally_compute(adaptive)
     (row,) = SplitUnit.objects.filter(project=adaptive)
     assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 1)
+
+
+def test_past_the_budget_a_split_unit_goes_to_review_instead_of_a_top_up(adaptive):
+    from decimal import Decimal
+
+    adaptive.budget_usd = Decimal("0.01")
+    adaptive.save(update_fields=["budget_usd"])
+    hit = first_round_hit(adaptive, "fv")
+    split = hit.units.order_by("position").first()
+    work_next_hit(crowd_annotator("ann", adaptive), adaptive, "fv")
+    work_next_hit(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
+    assert topups_build(adaptive)["escalated"] == 1
+    assert UnitState.objects.get(unit=split).verdict == Verdict.ESCALATED
+    assert not Hit.objects.filter(project=adaptive, round__gt=0).exists()
