@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit, PrivateLink
 from ..quality.qualification import needs_screening
-from ..selectors import KEPT_APART, overlaps_what_they_had
+from ..selectors import KEPT_APART, had_by, labelled_before, overlaps_what_they_had
 from ..services.assignment import WorkRefused, reserve_next_hit
 from .base import ProviderTransientError
 from .registry import get_provider
@@ -86,6 +86,9 @@ def _reserve_hit(hit, annotator: Annotator, project) -> Assignment:
     if Assignment.objects.confirmed().filter(hit=hit, annotator=annotator,
                                              status=Assignment.Status.SUBMITTED).exists():
         raise ClaimRefused("You have already submitted this HIT.")
+    if Hit.objects.filter(pk=hit.pk).filter(labelled_before(hit.project, had_by(annotator))).exists():
+        raise ClaimRefused("You have already labelled an item of this HIT in another HIT; its labels must come from "
+                           "different people. Please return this HIT and take another.")
     if annotator.provider in KEPT_APART and overlaps_what_they_had(annotator, hit):
         raise ClaimRefused("You have worked on this summary or its key-facts in another HIT of this project; please "
                            "return this HIT and take another.")

@@ -10,7 +10,7 @@ from django.db import transaction
 from annotation.models import Task
 from annotation.services.hits import build_hits
 from corpus.importing import import_dataset
-from corpus.models import Membership, Project
+from corpus.models import Membership, Project, RedundancyPolicy
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
 # Three annotators, so that the protocol's three labels per unit can be given in the browser (a document's key-fact
@@ -52,7 +52,9 @@ class Command(BaseCommand):
         project, _ = Project.objects.get_or_create(
             slug="demo",
             defaults={"name": "Demo project", "description": "Six documents written by the finegrain team, "
-                      "three summarizers each, with planted mistakes of every error type."},
+                      "three summarizers each, with planted mistakes of every error type.",
+                      # As a project made on the page: two annotators per item first, a third where they disagree.
+                      "redundancy_policy": RedundancyPolicy.ADAPTIVE},
         )
         result = import_dataset(project=project, data=DEMO_FILE.read_bytes(), filename=DEMO_FILE.name)
         User = get_user_model()
