@@ -13,7 +13,7 @@ offered again until N count (annotation.services.assignment). The counts read HI
 HIT, never every label: the page is polled while people work.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from django.db import connection
 from django.db.models import (
@@ -314,9 +314,31 @@ def simulated_submissions(progress: list[dict]) -> int:
 
 
 def is_finished(progress: list[dict]) -> bool:
-    """Every task that has units has all of them done, and there is work at all."""
+    """Every task that has units has all of them done (and, under a redundancy policy, settled), and there is work
+    at all."""
     totals = [entry["total"] for entry in progress]
-    return any(t["units"] for t in totals) and all(t["units_done"] == t["units"] for t in totals)
+    return any(t["units"] for t in totals) and all(t["units_done"] == t["units"] for t in totals) and all(
+        entry.get("settling") is None or entry["settling"]["settled"] + entry["settling"]["escalated"]
+        == entry["total"]["units"] for entry in progress)
+
+
+def add_settling(project: Project, progress: list[dict]) -> list[dict]:
+    """Give each task's progress entry, under a policy other than the fixed design, its units' verdicts
+    (annotation.redundancy): a first-round HIT with its labels in may still leave a unit waiting for one more."""
+    from .models import UnitState
+    from .redundancy import Verdict
+
+    counts = defaultdict(Counter)
+    if project.redundancy_policy != RedundancyPolicy.FIXED:
+        for task, verdict, n in (UnitState.objects.filter(project=project).order_by()
+                                 .values_list("task", "verdict").annotate(n=Count("pk"))):
+            counts[task][verdict] += n
+    for entry in progress:
+        found = counts.get(entry["task"])
+        entry["settling"] = None if project.redundancy_policy == RedundancyPolicy.FIXED else {
+            "settled": (found or {}).get(Verdict.SETTLED, 0), "escalated": (found or {}).get(Verdict.ESCALATED, 0),
+            "needs_more": (found or {}).get(Verdict.NEEDS_MORE, 0)}
+    return progress
 
 
 HISTORY_LENGTH = 50

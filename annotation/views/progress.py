@@ -17,14 +17,14 @@ from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task
 from ..models.assignment import failed_submission_q
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
 from ..quality.numbers import open_labels, quality_numbers
-from ..selectors import count_of, is_finished, simulated_submissions, started_hits, task_progress
+from ..selectors import add_settling, count_of, is_finished, simulated_submissions, started_hits, task_progress
 from ..services.assistance import AssistanceRefused, assign_ablation, set_hit_assistance
 from ..services.hits import hits_build_start
 from ..wording import describe_unit
 
 
 def _progress_context(project) -> dict:
-    rows = task_progress(project)
+    rows = add_settling(project, task_progress(project))
     return {"project": project, "progress": rows, "finished": is_finished(rows), "tasks": Task.choices,
             "simulated": simulated_submissions(rows)}
 

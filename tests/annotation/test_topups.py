@@ -157,3 +157,16 @@ def test_past_the_budget_a_split_unit_goes_to_review_instead_of_a_top_up(adaptiv
     assert topups_build(adaptive)["escalated"] == 1
     assert UnitState.objects.get(unit=split).verdict == Verdict.ESCALATED
     assert not Hit.objects.filter(project=adaptive, round__gt=0).exists()
+
+
+def test_the_progress_page_says_how_many_items_are_settled_and_keeps_polling_while_one_waits(client, adaptive,
+                                                                                            manager):
+    hit = first_round_hit(adaptive, "fv")
+    split = hit.units.order_by("position").first()
+    work_next_hit(crowd_annotator("ann", adaptive), adaptive, "fv")
+    work_next_hit(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
+    client.force_login(manager)
+    page = client.get(f"/projects/{adaptive.slug}/progress/").content.decode()
+    settled = hit.units.count() - 1
+    assert f"Items settled: <strong>{settled}</strong>" in page and "1 waiting for one more label" in page
+    assert 'hx-trigger="every 5s"' in page
