@@ -18,8 +18,8 @@ The work runs as a job (`topups_start`), queued when a submission leaves units u
 """
 
 import logging
-from decimal import Decimal
 from collections import defaultdict
+from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Max, Q
