@@ -3,12 +3,22 @@ from decimal import Decimal
 
 from django import forms
 from django.conf import settings
+from django.template.defaultfilters import pluralize
+from django.utils.text import slugify
 
 from assist.config import ConfigError
 from assist.embeddings import resolve_model_path
-from corpus.models import Project
+from corpus.models import Project, RedundancyPolicy
 
 from .models import Decision, PrivateLink, Task
+from .services.project_settings import (
+    BUDGET_NEGATIVE,
+    CAP_TOO_LARGE,
+    CAP_TOO_SMALL,
+    MARGIN_TOO_SMALL,
+    SIMULATED_ANNOTATORS,
+    SIMULATED_SHARES,
+)
 
 
 def form_problems(*forms_) -> str:
@@ -21,10 +31,21 @@ class ProjectForm(forms.ModelForm):
     class Meta:
         model = Project
         fields = [
-            "name", "slug", "description", "annotators_per_unit", "highlight_fraction", "attention_check_rate",
-            "assistance", "long_threshold_words", "hourly_wage_usd", "bonus_usd", "bonus_every_hits",
-            "min_approval_rate", "min_approved_hits", "worker_locales", "offline_threshold",
+            "name", "slug", "description", "annotators_per_unit", "redundancy_policy", "highlight_fraction",
+            "attention_check_rate", "assistance", "long_threshold_words", "hourly_wage_usd", "bonus_usd",
+            "bonus_every_hits", "min_approval_rate", "min_approved_hits", "worker_locales", "offline_threshold",
         ]
+        labels = {"annotators_per_unit": "Annotators the result stands for",
+                  "redundancy_policy": "How many annotators each item gets"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        policy = self.fields["redundancy_policy"]
+        # A project made on this page starts adaptive: the labels of the fixed design for less. A form sent without
+        # the field (a script written before it) keeps the model's default, the paper's fixed design.
+        policy.initial, policy.required = RedundancyPolicy.ADAPTIVE, False
+        policy.help_text = "Adaptive asks a third annotator only where the first two disagree: the same labels, " \
+                           "fewer to pay for. The settings page explains each choice and previews its cost."
 
 
 class ImportForm(forms.Form):
@@ -45,8 +66,11 @@ class ImportForm(forms.Form):
 # them: (heading, what the group is for, fields).
 SETTING_GROUPS = [
     ("The study", "", ["name", "description"]),
+    ("Labels per item", "How many annotators label each item, and what the study may spend. The figures come from "
+     "a simulation calibrated to the paper's agreement, not from your crowd.",
+     ["annotators_per_unit", "redundancy_policy", "lead_margin", "lead_cap", "budget_usd"]),
     ("Annotation", "How each unit is labelled (paper 3.4).",
-     ["annotators_per_unit", "assistance", "highlight_fraction", "reservation_minutes", "long_threshold_words"]),
+     ["assistance", "highlight_fraction", "reservation_minutes", "long_threshold_words"]),
     ("Attention checks and quality", "Checks hidden among the real units, and what happens to work that fails them "
      "(paper G.3).", ["attention_check_rate", "max_failed_check_share", "reject_failed", "block_after_failures",
                       "pause_below_pass_rate", "pass_rate_window", "fast_seconds_per_item"]),
@@ -70,7 +94,11 @@ class ProjectSettingsForm(forms.ModelForm):
         model = Project
         fields = [name for _, _, names in SETTING_GROUPS for name in names]
         labels = {
-            "annotators_per_unit": "Annotators per unit",
+            "annotators_per_unit": "Annotators the result stands for",
+            "redundancy_policy": "How many annotators each item gets",
+            "lead_margin": "Lead that settles an item (votes)",
+            "lead_cap": "Most annotators per item",
+            "budget_usd": "Budget (USD, optional)",
             "assistance": "AI assistance shown",
             "highlight_fraction": "Share of source sentences highlighted",
             "reservation_minutes": "Minutes an annotator holds a HIT",
@@ -94,8 +122,14 @@ class ProjectSettingsForm(forms.ModelForm):
             "adjudication_in_aggregation": "Scores use adjudicated labels where a reviewer settled a unit",
         }
         help_texts = {
-            "annotators_per_unit": "Independent labels each unit gets; the protocol uses 3. May rise at any time; "
+            "annotators_per_unit": "Each item's label is the majority this many annotators give; the protocol uses "
+                                   "3 (under lead, only the design the cost is compared with). May rise at any time; "
                                    "may fall only before annotation starts.",
+            "lead_margin": "An item is settled once one answer has this many more votes than the other.",
+            "lead_cap": "An item still split at this many annotators goes to review (at most 20).",
+            "budget_usd": "Once the expected cost would pass it, no more extra annotators are asked for and items "
+                          "still split go to review. Empty: no cap. May rise at any time; never below what was "
+                          "already paid.",
             "assistance": "What the AI shows next to each item; fixed once HITs at this level have started.",
             "highlight_fraction": "0.30 highlights the top 30% of the source sentences most similar to the item "
                                   "(the protocol's value). Not while someone holds a HIT.",
@@ -113,7 +147,13 @@ class ProjectSettingsForm(forms.ModelForm):
                                  "the FINEGRAIN_OFFLINE_THRESHOLD setting (calibrate_offline sets it from your "
                                  "labels).",
         }
-        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        widgets = {"description": forms.Textarea(attrs={"rows": 3}), "redundancy_policy": forms.RadioSelect}
+        # The model's bounds in the words of annotation.services.project_settings, which checks them again.
+        error_messages = {
+            "lead_margin": {"min_value": MARGIN_TOO_SMALL},
+            "lead_cap": {"min_value": CAP_TOO_SMALL, "max_value": CAP_TOO_LARGE},
+            "budget_usd": {"min_value": BUDGET_NEGATIVE},
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -142,7 +182,52 @@ class ProjectSettingsForm(forms.ModelForm):
         return ",".join(codes)
 
     def groups(self):
-        return [(heading, about, [self[name] for name in names]) for heading, about, names in SETTING_GROUPS]
+        return [{"id": slugify(heading), "heading": heading, "about": about, "fields": [self[name] for name in names]}
+                for heading, about, names in SETTING_GROUPS]
+
+    def annotators(self) -> int:
+        """N as the page shows it now: the value sent when it is a whole number of at least 1, else the saved one."""
+        try:
+            return max(1, int(self["annotators_per_unit"].value()))
+        except (TypeError, ValueError):
+            return self.instance.annotators_per_unit
+
+    def lead_shown(self) -> bool:
+        """The lead's margin and cap are shown when lead is chosen (or when either needs a change)."""
+        return (self["redundancy_policy"].value() == RedundancyPolicy.LEAD
+                or bool(self["lead_margin"].errors or self["lead_cap"].errors))
+
+    def policy_options(self) -> list[tuple]:
+        """Each choice of the labels per item with its one-line explanation for N annotators."""
+        n = self.annotators()
+        return [(radio, policy_explanation(radio.data["value"], n)) for radio in self["redundancy_policy"]]
+
+
+def _saving(policy: str, *tasks: str) -> int:
+    """The simulation's saving against 3 fixed annotators, in percent, over `tasks` (their plain mean)."""
+    shares = [SIMULATED_SHARES[policy][task] for task in tasks]
+    return round(100 * (1 - sum(shares) / len(shares)))
+
+
+def policy_explanation(policy: str, n: int) -> str:
+    """What a choice of the labels per item means for a project of N annotators, in a manager's words."""
+    checks = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION)
+    if policy == RedundancyPolicy.FIXED:
+        return f"Every item gets {n} annotator{pluralize(n)}, as in the paper."
+    if policy == RedundancyPolicy.ADAPTIVE:
+        first = n // 2 + 1
+        if first == n:
+            return f"With {n} annotator{pluralize(n)} the same as fixed: every one is needed to know the majority."
+        if n == SIMULATED_ANNOTATORS:
+            return (f"Two annotators first; a third only where they disagree. The same labels as three for every "
+                    f"item, about {_saving(policy, *checks)}% cheaper on fact and key-fact checks (simulation); "
+                    f"little saved on key-fact alignment for now.")
+        return (f"{first} annotators first; one more at a time only while they cannot yet "
+                f"tell the majority of {n}. The same labels as {n} for every item, for less.")
+    cheaper = _saving(policy, *checks)
+    return (f"Two annotators first, then one more at a time until one answer leads by the margin; an item still split "
+            f"at the most goes to review. Fewer wrong labels than three fixed annotators in the simulation, about "
+            f"{cheaper}% cheaper on fact and key-fact checks; key-fact alignment costs more for now.")
 
 
 class PrivateLinkForm(forms.Form):

@@ -179,3 +179,23 @@ def test_a_new_project_pays_at_least_the_floor_and_no_negative_bonus(client, man
     no_bonus = client.post(reverse("project_create"), {**data, "hourly_wage_usd": "7.25", "bonus_usd": "0",
                                                        "bonus_every_hits": 500, "highlight_fraction": 0.3})
     assert no_bonus.status_code == 302 and Project.objects.get(slug="gamma").bonus_usd == 0
+
+
+def test_a_project_made_on_the_page_starts_adaptive_and_one_made_otherwise_fixed(client, manager):
+    client.force_login(manager)
+    page = client.get(reverse("project_create")).content.decode()
+    assert '<option value="adaptive" selected>' in page and "Annotators the result stands for" in page
+    data = {
+        "name": "Gamma", "slug": "gamma", "annotators_per_unit": 3, "highlight_fraction": 0.3,
+        "attention_check_rate": 0.2, "assistance": "reason", "long_threshold_words": 900, "hourly_wage_usd": "10.88",
+        "bonus_usd": "25", "bonus_every_hits": 500, "min_approval_rate": 95, "min_approved_hits": 1000,
+        "worker_locales": "AU,CA,NZ,GB,US",
+    }
+    assert client.post(reverse("project_create"), {**data, "redundancy_policy": "adaptive"}).status_code == 302
+    assert Project.objects.get(slug="gamma").redundancy_policy == "adaptive"
+    # A form sent without the choice (a script older than it) keeps the paper's fixed design, as the model does.
+    assert client.post(reverse("project_create"), {**data, "slug": "delta"}).status_code == 302
+    assert Project.objects.get(slug="delta").redundancy_policy == "fixed"
+    assert Project.objects.create(slug="epsilon", name="Epsilon").redundancy_policy == "fixed"
+    response = client.post(reverse("project_create"), {**data, "slug": "zeta", "redundancy_policy": "most"})
+    assert "Select a valid choice" in response.content.decode() and not Project.objects.filter(slug="zeta").exists()
