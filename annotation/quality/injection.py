@@ -17,7 +17,10 @@ deterministic per HIT.
   KV  a key-fact of another document: expected useful false.
   KA  whole lines: a fake key-fact row (a key-fact of another document, aligned with nothing); a fake summary
       sentence column paraphrasing one of the HIT's key-facts (aligned with that key-fact; its other cells are not
-      graded); an unrelated sentence column (aligned with nothing).
+      graded); an unrelated sentence column (aligned with nothing). A KA HIT after the first round (a top-up,
+      annotation.services.topups) is a list of pairs, not a grid, and its checks are pairs too: a key-fact of
+      another document with one of the HIT's sentences, or one of the HIT's key-facts with a sentence of another
+      document (aligned false either way).
 
 Only HITs nobody has been assigned are touched: what an annotator saw never changes.
 """
@@ -338,7 +341,7 @@ def inject_into_hit(hit: Hit, injection: Injection, units: list[Unit] | None = N
         refresh_check_snapshots(hit, units, injection)
         return 0
     if hit.task == Task.KEYFACT_ALIGNMENT:
-        return _inject_ka(hit, units, injection)
+        return _inject_ka(hit, units, injection) if hit.round == 0 else _inject_ka_pairs(hit, units, injection)
     return _inject_list(hit, units, injection)
 
 
@@ -404,6 +407,54 @@ def _inject_list(hit: Hit, real: list[Unit], injection: Injection) -> int:
         return 0
     for position, unit in enumerate(order):
         unit.position = position
+    return injection.save_layout(hit, real, new)
+
+
+def number_ka_pairs(units: list[Unit]) -> None:
+    """Number the key-facts (`row`) and sentences (`column`) of a list of KA pairs (`units` in position order) in
+    the order they first appear: the numbers its page and the graders' messages name, which say nothing of where
+    a pair came from."""
+    rows: dict[str, int] = {}
+    columns: dict[str, int] = {}
+    for unit in units:
+        unit.row = rows.setdefault(unit.text, len(rows))
+        unit.column = columns.setdefault(unit.sentence_text, len(columns))
+
+
+def _inject_ka_pairs(hit: Hit, real: list[Unit], injection: Injection) -> int:
+    """Checks for a list of KA pairs: each pairs a foreign key-fact with one of the HIT's sentences, or one of the
+    HIT's key-facts (with its highlights) with a foreign sentence, the two kinds in turn from a seeded start."""
+    rng = seeded(hit.public_id)
+    count = checks_for(hit.project.attention_check_rate, len(real), rng)
+    avoid = {unit.text for unit in real} | {unit.sentence_text for unit in real}
+    kinds = [Kind.KA_FAKE_KEYFACT, Kind.KA_UNRELATED_SENTENCE]
+    rng.shuffle(kinds)
+    order: list = list(real)
+    new: list[tuple[Unit, AttentionCheck]] = []
+    for number in range(count):
+        kind = kinds[number % len(kinds)]
+        fake_keyfact = kind == Kind.KA_FAKE_KEYFACT
+        found = injection.foreign.pick("keyfact" if fake_keyfact else "sentence", hit.document, rng, avoid)
+        if found is None:
+            continue
+        origin, text = found
+        avoid.add(text)
+        partner = rng.choice(real)
+        if fake_keyfact:
+            unit = Unit(hit=hit, task=hit.task, position=0, text=text, sentence_text=partner.sentence_text)
+        else:
+            unit = Unit(hit=hit, task=hit.task, position=0, text=partner.text, sentence_text=text,
+                        highlighted=partner.highlighted)
+        check = AttentionCheck(kind=kind, expected={"aligned": False}, origin_document_id=origin)
+        if fake_keyfact:  # Highlighted from its own text, like a real key-fact.
+            injection.disguise_later(hit, unit, check, real)
+        new.append((unit, check))
+        order.insert(rng.randint(0, len(order)), unit)
+    if not new:
+        return 0
+    for position, unit in enumerate(order):
+        unit.position = position
+    number_ka_pairs(order)
     return injection.save_layout(hit, real, new)
 
 

@@ -4,15 +4,15 @@ A unit needs a top-up when its state (annotation.services.settling) asks for mor
 promise: the first round's places, plus one for each top-up HIT it is already in, plus any place added in review.
 Promised places are committed money, not evidence; the policy decides on counted labels alone.
 
-- FV and KV: the undecided units of one summary (FV) or one document (KV) are gathered into a new HIT of the next
-  round, built like any HIT: the same display snapshot as the unit's first HIT (an annotator sees a top-up HIT like
-  any other), attention checks at the project's rate with at least one in every top-up HIT (a small HIT must not be
+- The undecided units of one summary (FV, KA) or one document (KV) are gathered into a new HIT of the next round,
+  built like any HIT: the same display snapshot as the unit's first HIT (an annotator sees a top-up HIT like any
+  other), attention checks at the project's rate with at least one in every top-up HIT (a small HIT must not be
   check-free), never offered to anybody who labelled one of its units (annotation.selectors.available_hits).
+- KA: a few scattered pairs of a grid do not fill a grid, so a KA HIT after the first round is a list of pairs (the
+  HIT page shows one item per pair, annotation.quality.injection checks it with pairs). Its key-facts and sentences
+  are numbered afresh, in the order the list shows them: a list of two pairs never names "key-fact 7".
 - A project with a budget asks for no top-up that would take its expected cost (annotation.services.costs) past
   it: the units that would need one go to review with the labels they have (their state says escalated).
-- KA: a KA HIT is one summary's grid of key-facts against sentences, which a few scattered pairs do not fill; its
-  HIT gets one more place instead (`Hit.extra_places`, as a reviewer's "send back"): labels identical to the fixed
-  design, the saving only where no pair of the grid is split.
 
 The work runs as a job (`topups_start`), queued when a submission leaves units undecided, one at a time per project.
 """
@@ -59,7 +59,7 @@ def wanting(project: Project, task: str | None = None) -> list[UnitState]:
 
 
 def topups_build(project: Project) -> dict[str, int]:
-    """Build what the undecided units of `project` need now; returns the HITs made or widened per task."""
+    """Build what the undecided units of `project` need now; returns the HITs made per task."""
     from ..quality.injection import Injection, write_new_hits
 
     made = dict.fromkeys(Task.values, 0)
@@ -79,16 +79,9 @@ def topups_build(project: Project) -> dict[str, int]:
         groups: dict[tuple, list[Unit]] = defaultdict(list)
         for state in states:
             unit = units[state.unit_id]
-            if unit.task == Task.KEYFACT_ALIGNMENT:
-                groups["ka", unit.hit_id].append(unit)
-            else:
-                groups[unit.task, unit.hit.document_id, unit.hit.summary_id].append(unit)
+            groups[unit.task, unit.hit.document_id, unit.hit.summary_id].append(unit)
         new: list[tuple[Hit, list[Unit]]] = []
         for key, members in sorted(groups.items(), key=lambda item: str(item[0])):
-            if key[0] == "ka":
-                Hit.objects.filter(pk=key[1]).update(extra_places=members[0].hit.extra_places + 1)
-                made["ka"] += 1
-                continue
             new.append(_topup_hit(project, members))
             made[key[0]] += 1
         if new:
@@ -113,7 +106,12 @@ def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
     units = [Unit(hit=hit, origin_id=member.pk, position=position,
                   **{name: getattr(member, name) for name in SNAPSHOT})
              for position, member in enumerate(sorted(members, key=lambda unit: unit.position))]
+    if hit.task == Task.KEYFACT_ALIGNMENT:
+        from ..quality.injection import number_ka_pairs
+
+        number_ka_pairs(units)
     return hit, units
+
 
 
 def over_budget(project: Project, states: list[UnitState]) -> bool:

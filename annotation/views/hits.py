@@ -79,7 +79,9 @@ def hit_context(assignment: Assignment, **extra) -> dict:
     items = [_item(unit, data, labels.get(unit.pk), hit, urls, flags.get(unit.pk, ""))
              for unit, data in zip(units, display)]
     rows: list[dict] = []
-    if hit.task == Task.KEYFACT_ALIGNMENT:
+    # A first-round KA HIT is a summary's grid; a later one holds a few scattered pairs, shown as a list (`rows`
+    # stays empty) like FV and KV items.
+    if hit.task == Task.KEYFACT_ALIGNMENT and hit.round == 0:
         for item, unit in zip(items, units):
             if not rows or rows[-1]["row"] != unit.row:
                 rows.append({"row": unit.row, "number": unit.row + 1, "text": unit.text, "items": []})

@@ -11,6 +11,7 @@
   const form = document.getElementById("answers");
   const source = document.getElementById("source");
   const items = Array.from(form.querySelectorAll("fieldset.item"));
+  const grid = document.getElementById("ka-matrix");
   const confirmDialog = document.getElementById("confirm-submit");
   const instructionsDialog = document.getElementById("instructions-dialog");
   const answeredCount = document.getElementById("answered-count");
@@ -243,10 +244,11 @@
     if (target.matches && target.matches("textarea, input[type=text], select")) return;
     const key = event.key;
     let handled = true;
-    // The alignment grid: arrows move along a row (left/right) or a column (up/down); j/k go cell by cell.
-    const columns = task === "ka" ? document.querySelectorAll("#ka-matrix thead .ka-col").length : 1;
-    if (key === "j" || key === "ArrowRight" && task === "ka") focusItem(current + 1);
-    else if (key === "k" || key === "ArrowLeft" && task === "ka") focusItem(current - 1);
+    // The alignment grid: arrows move along a row (left/right) or a column (up/down); j/k go cell by cell. A KA
+    // HIT of scattered pairs has no grid: its items are a list, as FV and KV items.
+    const columns = grid ? grid.querySelectorAll("thead .ka-col").length : 1;
+    if (key === "j" || key === "ArrowRight" && grid) focusItem(current + 1);
+    else if (key === "k" || key === "ArrowLeft" && grid) focusItem(current - 1);
     else if (key === "ArrowDown") { if (current + columns < items.length) focusItem(current + columns); }
     else if (key === "ArrowUp") { if (current - columns >= 0) focusItem(current - columns); }
     else if (key === "?") openInstructions();
