@@ -34,13 +34,23 @@ from .scores import (
     key_fact_alignment_scores,
     majority_vote,
 )
-from .selectors import RELEASE, TASK_FIELD, analysis_labels, stream, stream_sql
+from .second_opinion import TaskOpinion
+from .selectors import PAIR, RELEASE, TASK_FIELD, analysis_labels, stream, stream_sql
 
 RELEASE_FIELDS = (
     "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference", "document",
     "summary", "sentences", "fact_verification_label", "fact_verification_error_type", "faithfulness_score",
     "pred_keyfact", "keyfact_validation_label", "keyfact", "keyfact_label", "completeness", "sentence_label",
     "conciseness",
+)
+# Beyond the release: Dawid-Skene's label (1 = error / useful / aligned) and the posterior probability of that
+# positive answer, next to the majority label of each sentence, candidate key-fact and (human key-fact, sentence)
+# pair (exports.second_opinion). The release has no per-pair majority (only keyfact_label and sentence_label,
+# derived from it), so `keyfact_alignment_label` gives it: rows are the human key-facts, columns the sentences.
+DAWID_SKENE_FIELDS = (
+    "fact_verification_label_dawid_skene", "fact_verification_posterior_dawid_skene",
+    "keyfact_validation_label_dawid_skene", "keyfact_validation_posterior_dawid_skene",
+    "keyfact_alignment_label", "keyfact_alignment_label_dawid_skene", "keyfact_alignment_posterior_dawid_skene",
 )
 DOCUMENT_CHUNK = 25
 
@@ -64,10 +74,13 @@ def pseudonyms(project: Project) -> dict[int, str]:
 
 
 def summary_results(project: Project, source: str, *, chunk: int | None = None, annotator_labels: bool = False,
-                    assistance: bool = False, with_text: bool = True, with_ai: bool = True) -> Iterator[dict]:
+                    assistance: bool = False, with_text: bool = True, with_ai: bool = True,
+                    opinions: dict[str, TaskOpinion] | None = None) -> Iterator[dict]:
     """One dict per summary (RELEASE_FIELDS, plus `annotator_labels`/`assistance` on request, plus private
     `_`-prefixed fields for the analytics: `_ai` per sentence and `_fv_votes`). Without `with_ai`, `_ai` is all
-    None: the AI judgments shown are not read (unless `assistance` asks for them)."""
+    None: the AI judgments shown are not read (unless `assistance` asks for them). With `opinions` (Dawid-Skene
+    per task, exports.second_opinion, computed once over all the labels of each task before the rows), also
+    DAWID_SKENE_FIELDS, looked up a chunk at a time; a release's rows (no annotator labels) have none."""
     chunk = chunk or DOCUMENT_CHUNK
     if source == RELEASE:
         yield from release_results(project, chunk=chunk, with_text=with_text)
@@ -78,7 +91,7 @@ def summary_results(project: Project, source: str, *, chunk: int | None = None, 
     for start in range(0, len(document_ids), chunk):
         ids = document_ids[start:start + chunk]
         yield from _chunk_results(project, ids, votes.take(ids), names, annotator_labels, assistance, with_text,
-                                  with_ai)
+                                  with_ai, opinions)
 
 
 # Votes fetched at a time, per document of a chunk: about a third of a chunk's votes at UniSumEval's ~300 votes per
@@ -164,7 +177,8 @@ def _votes_by_place(project: Project, votes, answer, fetch: int):
         "ORDER BY p.place, v.vote_annotator, v.vote_label", (*votes_params, *places_params), fetch)
 
 
-FV, KV = str(Task.FACT_VERIFICATION), str(Task.KEYFACT_VALIDATION)  # Plain strings: compared once per vote.
+# Plain strings: compared once per vote.
+FV, KV, KA = str(Task.FACT_VERIFICATION), str(Task.KEYFACT_VALIDATION), str(Task.KEYFACT_ALIGNMENT)
 
 
 def _types(text: str | None) -> list:
@@ -172,7 +186,8 @@ def _types(text: str | None) -> list:
     return (json.loads(text) or []) if text and text != "[]" else []
 
 
-def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text, with_ai) -> Iterator[dict]:
+def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text, with_ai,
+                   opinions) -> Iterator[dict]:
     fields = ["pk", "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "reference"]
     documents = {row["pk"]: row for row in Document.objects.filter(pk__in=ids).values(*fields, *(
         ["text"] if with_text else []))}
@@ -237,6 +252,9 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
         elif task == Task.KEYFACT_ALIGNMENT:
             shown["ka", keyfact_id] = {"highlighted": highlighted}
 
+    if opinions is not None:
+        fv_ds, kv_ds, ka_ds = _chunk_opinions(opinions, summaries, sentences, candidates, human)
+
     for summary in summaries:
         document = documents[summary["document_id"]]
         doc_id = summary["document_id"]
@@ -272,6 +290,20 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
             "_ai": [shown.get(("fv", pk), {}).get("ai_category") for pk, _ in sents],
             "_fv_votes": [[has_error for _, has_error, _ in votes] for votes in fv_votes],
         }
+        if opinions is not None:
+            fv_pairs = [fv_ds.get(pk, NO_OPINION) for pk, _ in sents]
+            kv_pairs = [kv_ds.get(pk, NO_OPINION) for pk, _ in candidates[doc_id]]
+            ka_pairs = [[ka_ds.get(fact * PAIR + sent, NO_OPINION) for sent, _ in sents] for fact, _ in human[doc_id]]
+            row.update({
+                "fact_verification_label_dawid_skene": [label for label, _ in fv_pairs],
+                "fact_verification_posterior_dawid_skene": [posterior for _, posterior in fv_pairs],
+                "keyfact_validation_label_dawid_skene": [label for label, _ in kv_pairs],
+                "keyfact_validation_posterior_dawid_skene": [posterior for _, posterior in kv_pairs],
+                "keyfact_alignment_label": [[_int(cell) for cell in cells] for cells in matrix],
+                "keyfact_alignment_label_dawid_skene": [[label for label, _ in cells] for cells in ka_pairs],
+                "keyfact_alignment_posterior_dawid_skene": [[posterior for _, posterior in cells]
+                                                            for cells in ka_pairs],
+            })
         if annotator_labels:
             row["adjudications"] = {
                 "fact_verification": [{"sentence": i, "has_error": settled[("fv", pk)][0],
@@ -315,6 +347,25 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
                                       for k, (pk, _) in enumerate(human[doc_id])],
             }
         yield row
+
+
+NO_OPINION = (None, None)  # An item without a counted vote: no Dawid-Skene label, as it has no majority.
+POSTERIOR_DIGITS = 4
+
+
+def _chunk_opinions(opinions, summaries, sentences, candidates, human) -> tuple[dict, dict, dict]:
+    """item key -> (Dawid-Skene label, posterior rounded) for the sentences, candidates and pairs of one chunk."""
+    fv_keys = [pk for summary in summaries for pk, _ in sentences[summary["pk"]]]
+    kv_keys = [pk for facts in candidates.values() for pk, _ in facts]
+    ka_keys = [fact * PAIR + sent for summary in summaries for fact, _ in human[summary["document_id"]]
+               for sent, _ in sentences[summary["pk"]]]
+    found = []
+    for task, keys in ((FV, fv_keys), (KV, kv_keys), (KA, ka_keys)):
+        opinion = opinions.get(task)
+        looked_up = opinion.lookup(keys) if opinion is not None else {}
+        found.append({key: (label, round(posterior, POSTERIOR_DIGITS)) for key, (label, posterior)
+                      in looked_up.items()})
+    return found[0], found[1], found[2]
 
 
 def release_results(project: Project, *, chunk: int = DOCUMENT_CHUNK, with_text: bool = True) -> Iterator[dict]:

@@ -359,7 +359,7 @@ def _bootstrap_interval(
     """
     if n_boot <= 0 or math.isnan(value) or len(counts) == 0:
         return math.nan, math.nan
-    patterns, frequency = np.unique(counts, axis=0, return_counts=True)
+    patterns, frequency = _distinct_rows(counts)
     rng = np.random.default_rng(seed)
     draws = np.concatenate([statistic(patterns, weights) for weights in _resample(frequency, n_boot, rng)])
     draws = draws[np.isfinite(draws)]
@@ -368,6 +368,20 @@ def _bootstrap_interval(
     tail = (1 - confidence) / 2
     low, high = np.quantile(draws, [tail, 1 - tail])
     return float(low), float(high)
+
+
+def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(counts, axis=0, return_counts=True), in the same (lexicographic) order, through one integer per
+    row: unique along axis 0 sorts the rows as records, and on the ~86,000 KA units of UniSumEval scale that was most
+    of the bootstrap's time. Counts are small non-negative integers, so a row read as digits in base max + 1, first
+    column most significant, sorts as the row does."""
+    base = int(counts.max()) + 1 if counts.size else 1
+    width = counts.shape[1]
+    if width == 0 or base ** width >= 2**62:
+        return np.unique(counts, axis=0, return_counts=True)
+    keys = counts.astype(np.int64) @ (base ** np.arange(width - 1, -1, -1, dtype=np.int64))
+    _, first, frequency = np.unique(keys, return_index=True, return_counts=True)
+    return counts[first], frequency
 
 
 def _resample(frequency: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:

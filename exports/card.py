@@ -9,7 +9,7 @@ from annotation.models import Task
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .analytics import Analytics
-from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, AgreementReport
+from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, AgreementReport
 from .scores import TIE_BREAK
 from .selectors import analysis_labels
 
@@ -35,7 +35,7 @@ SOURCE_NOTES = {
 
 
 def dataset_card(project: Project, analytics: Analytics, report: AgreementReport, n_rows: int, *,
-                 evaluators: dict | None = None) -> str:
+                 evaluators: dict | None = None, dawid_skene: dict | None = None) -> str:
     documents = Document.objects.filter(project=project)
     labels = analysis_labels(project, analytics.label_source)
     by_task = dict(labels.order_by().values_list("unit__task").annotate(n=Count("pk")))
@@ -68,7 +68,10 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
              "- Annotators appear under pseudonyms derived from a random per-annotator id.", "",
              "## Inter-annotator agreement", "",
              "Krippendorff's alpha (nominal) for fact verification and key-fact alignment, Gwet's AC1 for key-fact "
-             f"validation; 95% percentile bootstrap intervals ({report.n_boot} resamples over units).", ""]
+             f"validation; 95% percentile bootstrap intervals ({report.n_boot} resamples over units).", "",
+             f"The headline reads the {HEADLINE_LABELS} (in the order their submissions counted): comparable with "
+             "fixed designs and with the paper, whatever number of labels a unit got. Beside it, the same "
+             f"coefficients over {ALL_LABELS}, which depend on how many labels each unit got.", ""]
     rows = []
     for row in report.rows:
         if row.breakdown not in ("overall", "domain"):
@@ -78,8 +81,13 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
                      f"{COEFFICIENT_NAMES[row.primary.coefficient]} {_num(row.primary.value)} "
                      f"[{_num(row.primary.ci_low)}, {_num(row.primary.ci_high)}]",
                      f"{COEFFICIENT_NAMES[row.secondary.coefficient]} {_num(row.secondary.value)}",
-                     _num(PAPER_REFERENCE[row.task], 2) if row.breakdown == "overall" else ""])
-    lines += _table(["task", "group", "units", "ratings", "primary [95% CI]", "secondary", "paper"], rows)
+                     _num(PAPER_REFERENCE[row.task], 2) if row.breakdown == "overall" else "",
+                     row.n_ratings_all,
+                     f"{_num(row.primary_all.value)} [{_num(row.primary_all.ci_low)}, {_num(row.primary_all.ci_high)}]",
+                     _num(row.secondary_all.value)])
+    lines += _table(["task", "group", "units", "ratings (first two)", "primary, first two [95% CI]",
+                     "secondary, first two", "paper", "ratings (all)", "primary, all labels [95% CI]",
+                     "secondary, all labels"], rows)
     lines += ["", "## Scores per summarizer (%)", ""]
     table = analytics.summarizer_table()
     if table.empty:
@@ -100,9 +108,41 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
               f"Of the AI's error flags, {_num(_pct(rates.ai_error_correction_rate), 1)}% were overruled by "
               f"annotators; of its no-error verdicts, {_num(_pct(rates.ai_no_error_correction_rate), 1)}% were "
               "(per annotator judgment; paper 4.1 reports 19.31% and 2.59%).", ""]
+    if dawid_skene:
+        lines += _dawid_skene_lines(dawid_skene)
     if evaluators:
         lines += _evaluator_lines(evaluators)
     return "\n".join(lines) + "\n"
+
+
+def _dawid_skene_lines(summary: dict) -> list[str]:
+    """exports.second_opinion.dawid_skene_summary: the fields it adds to the rows and how often it differs."""
+    method = summary["method"]
+    rows = [[Task(row["task"]).label, row["units"], row["differs"],
+             _num(_pct(row["differs_share"]), 1) + "%" if row["differs_share"] is not None else "—",
+             f"yes, {row['iterations']} iterations" if row["converged"]
+             else f"NO, stopped at {row['iterations']} iterations"]
+            for row in summary["tasks"]]
+    return ["## Dawid-Skene, a second opinion", "",
+            "Majority vote is the label of record (the paper's). Dawid and Skene's (1979) EM weighs each annotator by "
+            "a confusion matrix it estimates from all their labels; it reads the same counted human labels (an AI "
+            f"pre-label is never a vote), starts from the majority-vote shares, adds a pseudo-count of "
+            f"{method['smoothing']} to every confusion entry, breaks ties as the majority does, and stops once no "
+            f"posterior moves by more than {method['tolerance']:g} (at most {method['max_iterations']} iterations).",
+            "", "Fields added to each row, beside the release fields (which are unchanged):", "",
+            "- `fact_verification_label_dawid_skene`, `fact_verification_posterior_dawid_skene`: per sentence, its "
+            "label (1 = error) and P(error), next to `fact_verification_label`.",
+            "- `keyfact_validation_label_dawid_skene`, `keyfact_validation_posterior_dawid_skene`: per candidate "
+            "key-fact (`pred_keyfact` order), its label (1 = useful) and P(useful), next to "
+            "`keyfact_validation_label`.",
+            "- `keyfact_alignment_label`: the majority label of each (human key-fact, sentence) pair, rows the "
+            "`keyfact` list, columns the sentences (the release gives only `keyfact_label` and `sentence_label`, "
+            "derived from it); `keyfact_alignment_label_dawid_skene` and `keyfact_alignment_posterior_dawid_skene`: "
+            "its label (1 = aligned) and P(aligned), in the same shape.",
+            "- Posteriors are rounded to 4 decimals; an item without a counted label has null, as its majority does.",
+            "", *_table(["task", "units", "differs from majority", "share", "converged"], rows), "",
+            "Per annotator (pseudonyms): the estimated sensitivity and specificity beside the attention-check pass "
+            "rate, in the `.dawid_skene.json` file beside this card.", ""]
 
 
 def _evaluator_lines(benchmark: dict) -> list[str]:

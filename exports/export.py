@@ -13,6 +13,12 @@ Files written next to `out` (stem = out without its extension):
   answer and the submission's grade, kept apart from the benchmark rows.
 - stem.summaries.csv|parquet and stem.labels.csv|parquet (`tables`): per-summary scores, and annotator-level
   labels in long form; stem.agreement.csv|parquet and stem.score_table.csv|parquet with the card's tables.
+- With `dawid_skene`, Dawid-Skene as a second opinion beside majority vote (exports.second_opinion, computed once
+  per task from all its counted labels before the rows are written): each row also carries DAWID_SKENE_FIELDS
+  (exports.aggregation: per sentence, candidate key-fact and key-fact/sentence pair, its label and posterior next
+  to the majority label; the release fields are unchanged), and stem.dawid_skene.json holds per task how often it
+  differs from the majority and how the EM ended, and per annotator (pseudonyms) its sensitivity and specificity
+  beside their attention-check pass rate; with `tables`, also stem.dawid_skene.csv|parquet (per annotator).
 - stem.card.md (`card`): the dataset card (exports.card).
 - stem.evaluator_benchmark.json (whenever the project has evaluator scores): the evaluator benchmark as the
   analytics page shows it (summary and system level per domain and source, sentence-level detection with its
@@ -35,10 +41,11 @@ from annotation.models import Annotator, Task
 from assist.models import EvaluatorScore
 from corpus.models import Document, KeyFact, Project
 
-from .aggregation import RELEASE_FIELDS, summary_results
+from .aggregation import DAWID_SKENE_FIELDS, RELEASE_FIELDS, summary_results
 from .analytics import Collector
 from .csv_files import write_frame
-from .selectors import analysis_labels, as_bool, as_uuid, check_labels, label_source, stream
+from .second_opinion import ANNOTATOR_COLUMNS, dawid_skene_summary, second_opinions
+from .selectors import RELEASE, analysis_labels, as_bool, as_uuid, check_labels, label_source, stream
 
 FORMATS = ("jsonl", "json")
 TABLE_FORMATS = ("csv", "parquet")
@@ -54,6 +61,7 @@ class ExportOptions:
     tables: str | None = None
     card: bool = False
     include_simulated: bool = False
+    dawid_skene: bool = False
 
     def __post_init__(self):
         if self.format not in FORMATS:
@@ -81,8 +89,9 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
     summary_table = None
     if options.tables:
         summary_table = _TableWriter(_sibling(out, "summaries", options.tables), SUMMARY_COLUMNS)
+    opinions = second_opinions(project, source) if options.dawid_skene and source != RELEASE else None
     rows = summary_results(project, source, annotator_labels=options.annotator_labels,
-                           assistance=options.assistance, with_ai=collector is not None)
+                           assistance=options.assistance, with_ai=collector is not None, opinions=opinions)
     encode = _RowEncoder()
     with out.open("w", encoding="utf-8") as handle:
         if options.format == "json":
@@ -93,6 +102,8 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
             public = {name: row[name] for name in AFTER_DOCUMENT}
             public["composite"] = row["composite"]
             public["label_source"] = source
+            if opinions is not None:
+                public.update((name, row[name]) for name in DAWID_SKENE_FIELDS)
             for extra in ("annotator_labels", "adjudications", "item_flags", "assistance"):
                 if extra in row:
                     public[extra] = row[extra]
@@ -113,6 +124,15 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
         result.files.append(summary_table.close())
     if options.checks:
         result.files.append(write_checks(project, _sibling(out, "attention_checks", "jsonl")))
+    second_opinion = None
+    if opinions is not None:
+        second_opinion = dawid_skene_summary(project, opinions, source)
+        path = _sibling(out, "dawid_skene", "json")
+        path.write_text(json.dumps(second_opinion, ensure_ascii=False, indent=1), encoding="utf-8")
+        result.files.append(path)
+        if options.tables:
+            result.files.append(_write_frame(pd.DataFrame(second_opinion["annotators"], columns=list(
+                ANNOTATOR_COLUMNS)), _sibling(out, "dawid_skene", options.tables)))
     analytics = collector.finish() if collector is not None else None
     report = None
     if options.card or options.tables:
@@ -142,8 +162,8 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
         from .card import dataset_card
 
         path = _sibling(out, "card", "md")
-        path.write_text(dataset_card(project, analytics, report, result.rows, evaluators=benchmark),
-                        encoding="utf-8")
+        path.write_text(dataset_card(project, analytics, report, result.rows, evaluators=benchmark,
+                                     dawid_skene=second_opinion), encoding="utf-8")
         result.files.append(path)
     return result
 

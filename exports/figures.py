@@ -21,7 +21,7 @@ from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Hit, Task
+from annotation.models import Adjudication, Assignment, Grade, Hit, Task
 from annotation.models.assignment import counted_submission_q
 from annotation.services.review_tally import KIND as REVIEW_TALLY
 from assist.models import EvaluatorScore
@@ -32,21 +32,26 @@ from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
 from .models import AnalyticsFigures, ReleaseLabels
-from .report import COEFFICIENT_NAMES, PAPER_REFERENCE, agreement_report
+from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
 from .scores import SCORE_DIMENSIONS
-from .selectors import analysis_labels, evaluators_of, label_source
+from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
+from .selectors import analysis_labels, evaluators_of, label_source, task_votes
 from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
 
 # Not one of corpus.Job.Kind's choices (a model other apps own): the jobs fragment shows the raw value.
 KIND = "analytics"
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
+# The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
+# differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels
+# beside all labels, Dawid-Skene beside majority vote.
+FORMAT = 2
 
 
 def labels_fingerprint(project: Project) -> str:
     """A digest of what the figures read; it changes whenever counted labels, a submission's standing (status,
-    identity, grade, override), an adjudication, a key-fact's status, the corpus, the HITs, an evaluator score or a
-    release's labels do, and when a job that rewrites units (HIT building, AI assistance) finishes (not when one that
-    only reads them does: an export, the reviewer's tally).
+    identity, grade, override), any grade (the attention-check pass rates), an adjudication, a key-fact's status,
+    the corpus, the HITs, an evaluator score or a release's labels do, and when a job that rewrites units (HIT
+    building, AI assistance) finishes (not when one that only reads them does: an export, the reviewer's tally).
 
     Labels are read through their assignments, not one by one (1.7M labels at 10x UniSumEval would cost the page
     seconds): a label is written only while its assignment is open (annotation.services.answers locks an open one)
@@ -54,6 +59,7 @@ def labels_fingerprint(project: Project) -> str:
     submissions (submitted, confirmed, discarded, graded, overridden, deleted), which moves their aggregates. Bulk
     writers (simulation, restore) create counted assignments with the labels."""
     parts = [
+        FORMAT,
         project.adjudication_in_aggregation,
         # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
         # confirmation): a reservation or an answer saved on one changes nothing until it is submitted, and a grade or
@@ -62,6 +68,11 @@ def labels_fingerprint(project: Project) -> str:
             n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
         Adjudication.objects.filter(unit__hit__project=project).aggregate(
             n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
+        # Every grade, failed ones too: the attention-check pass rates shown beside Dawid-Skene's estimates count
+        # the checks of submissions that do not count.
+        Grade.objects.filter(assignment__hit__project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), checks=Sum("checks_total"), failed=Sum("checks_failed"),
+            overridden=Max("overridden_at")),
         Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         KeyFact.objects.filter(document__project=project).aggregate(
             n=Count("pk"), last=Max("pk"), accepted=Count("pk", filter=Q(status=KeyFact.Status.ACCEPTED))),
@@ -124,13 +135,20 @@ def _compute(job: Job) -> None:
 def figures_compute(project: Project, *, include_simulated: bool) -> dict:
     """Everything the analytics page draws and every CSV's rows, as JSON (NaN becomes None)."""
     source = label_source(project, include_simulated=include_simulated)
-    report = agreement_report(project, source=source)
+    # Each task's votes read once, for agreement and for Dawid-Skene.
+    votes = {task: task_votes(project, task, source) for task in TASKS}
+    report = agreement_report(project, source=source, votes=votes)
+    opinions = second_opinions(project, source, votes=votes)
+    del votes
     data = project_analytics(project, source=source)
     names = evaluators_of(project)
     detection = detection_report(project, data, names)
     series = _progress_series(project, source)
     evaluators = {name: evaluator_rows(project, source, name, data) for name in names}
+    second_opinion = {"tasks": task_rows(opinions), "annotators": annotator_rows(project, opinions)}
     page = {"agreement": _agreement_context(report), "n_boot": report.n_boot, "evaluators": names,
+            "headline_labels": HEADLINE_LABELS, "all_labels": ALL_LABELS,
+            "dawid_skene": _dawid_skene_context(second_opinion),
             "error_sentences": data.error_sentences,
             "corrections": _rates(data.corrections_judgments),
             "corrections_majority": _rates(data.corrections_majority),
@@ -149,6 +167,7 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
     page.update(_evaluator_context(project, names, evaluators, detection, data))
     tables.update({
         "agreement": [row.flat() for row in report.rows],
+        "dawid-skene": second_opinion["annotators"],
         "progress": [{"task": task, "day": day, "cumulative_labels": n}
                      for task, points in series.items() for day, n in points],
         "evaluators": [row for name in names for row in evaluators[name]],
@@ -279,18 +298,42 @@ def _agreement_context(report) -> list[dict]:
         points = [{"label": "overall" if row.breakdown == "overall" else row.group, "value": row.primary.value,
                    "ci_low": row.primary.ci_low, "ci_high": row.primary.ci_high,
                    "cls": "series-1" if row.breakdown == "overall" else "series-0",
-                   "title": f"{row.group}: {_fmt(row.primary.value)} ({row.n_units} units)"}
+                   "title": f"{row.group}: {_fmt(row.primary.value)} ({row.n_units} units, first two labels each)"}
                   for row in rows if row.breakdown in ("overall", "domain")]
         table = [{"name": "overall" if row.breakdown == "overall" else f"{row.breakdown}: {row.group}",
                   "overall": row.breakdown == "overall", "n_units": row.n_units, "n_ratings": row.n_ratings,
                   "primary": _fmt(row.primary.value), "secondary": _fmt(row.secondary.value),
-                  "interval": f"[{_fmt(row.primary.ci_low)}, {_fmt(row.primary.ci_high)}]"
-                  if not math.isnan(row.primary.ci_low) else "—"} for row in rows]
+                  "interval": _interval(row.primary), "n_ratings_all": row.n_ratings_all,
+                  "primary_all": _fmt(row.primary_all.value), "secondary_all": _fmt(row.secondary_all.value),
+                  "interval_all": _interval(row.primary_all)} for row in rows]
+        overall = next(row for row in rows if row.breakdown == "overall")
         tasks.append({"task": str(task), "label": task.label, "rows": table, "reference": PAPER_REFERENCE[task],
                       "primary": COEFFICIENT_NAMES[rows[0].primary.coefficient],
                       "secondary": COEFFICIENT_NAMES[rows[0].secondary.coefficient],
+                      "headline": _fmt(overall.primary.value), "headline_interval": _interval(overall.primary),
+                      "all_labels": _fmt(overall.primary_all.value),
                       "chart": plots.intervals(points, reference=PAPER_REFERENCE[task])})
     return tasks
+
+
+def _interval(estimate) -> str:
+    return "—" if math.isnan(estimate.ci_low) else f"[{_fmt(estimate.ci_low)}, {_fmt(estimate.ci_high)}]"
+
+
+def _dawid_skene_context(second_opinion: dict) -> dict:
+    """Per task: how often Dawid-Skene's label differs from the majority, how the EM ended, and its estimates per
+    annotator beside their attention-check pass rate."""
+    tasks = []
+    for row in second_opinion["tasks"]:
+        tasks.append({**row, "label": Task(row["task"]).label, "differs_percent": _percent(row["differs_share"]),
+                      "annotators": [{**annotator, "check_pass_percent": _percent(annotator["check_pass_rate"])}
+                                     for annotator in second_opinion["annotators"]
+                                     if annotator["task"] == row["task"]]})
+    return {"tasks": tasks, "max_iterations": MAX_ITERATIONS}
+
+
+def _percent(share: float | None) -> float | None:
+    return None if share is None else 100 * share
 
 
 def _clean(value):

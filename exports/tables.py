@@ -16,10 +16,11 @@ from .evaluators import DIMENSIONS as EVALUATOR_DIMENSIONS
 from .evaluators import DetectionReport, benchmark, detection_report
 from .models import ReleaseLabels
 from .report import AgreementReport, agreement_report
+from .second_opinion import annotator_rows, second_opinions
 from .selectors import analysis_labels, evaluators_of
 
-TABLES = ("agreement", "summarizers", "scores", "error-types", "corrections", "progress", "evaluators", "detection",
-          "detection-combinations")
+TABLES = ("agreement", "dawid-skene", "summarizers", "scores", "error-types", "corrections", "progress", "evaluators",
+          "detection", "detection-combinations")
 CACHE_SECONDS = 3600
 
 
@@ -163,6 +164,8 @@ def table_rows(project: Project, source: str, table: str, dimension: str = "comp
     """The rows of one table (CSV download and page tables); None for an unknown table."""
     if table == "agreement":
         return [row.flat() for row in cached_report(project, source).rows]
+    if table == "dawid-skene":
+        return annotator_rows(project, second_opinions(project, source))
     if table.startswith("evaluator-"):
         return evaluator_rows(project, source, table.removeprefix("evaluator-"))
     if table == "evaluators":

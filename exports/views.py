@@ -180,7 +180,8 @@ def export_create(request, slug):
         format="json" if request.POST.get("format") == "json" else "jsonl",
         annotator_labels=bool(request.POST.get("annotator_labels")), assistance=bool(request.POST.get("assistance")),
         checks=bool(request.POST.get("checks")), tables=tables if tables in TABLE_FORMATS else None,
-        card=bool(request.POST.get("card")), include_simulated=bool(request.POST.get("include_simulated")))
+        card=bool(request.POST.get("card")), include_simulated=bool(request.POST.get("include_simulated")),
+        dawid_skene=bool(request.POST.get("dawid_skene")))
     try:
         export_start(project=project, options=options, user=request.user)
     except JobAlreadyOpen:

@@ -43,6 +43,16 @@ def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
     ticks = section.locator("svg.chart").first.locator("text.axis-label[text-anchor=middle]").evaluate_all(
         "texts => texts.map(text => text.textContent)")  # SVG text has no innerText
     assert ticks == ["-1.0", "-0.5", "0.0", "0.5", "1.0"]
+    # Agreement's headline on each unit's first two labels, with all labels beside it; Dawid-Skene beside the
+    # majority, per task, with its per-annotator table; none of it wider than the window.
+    assert ("first two labels of each unit: comparable with fixed designs and with the paper"
+            in page.inner_text("section#agreement"))
+    assert page.locator("section#agreement table.agreement-table").count() == 3
+    second_opinion = page.locator("section#dawid-skene")
+    assert "Majority vote is the label of record" in second_opinion.inner_text()
+    assert second_opinion.locator("p.ds-summary").count() == second_opinion.locator("table.ds-annotators").count() == 3
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    second_opinion.screenshot(path=page_path("analytics-dawid-skene.png"))
     section.scroll_into_view_if_needed()
     screenshot(page, "analytics-evaluators.png")
     section.screenshot(path=page_path("analytics-evaluators-section.png"))

@@ -23,18 +23,23 @@ def fv_units(project: Project, n_units: int, *, domain: str = "news") -> tuple[H
 
 
 def annotate(hit: Hit, units: list[Unit], answers: list[bool | None], *, name: str,
-             provider: str = Annotator.Provider.PROLIFIC, passed: bool | None = None) -> Assignment:
-    """A submitted assignment of `name` on `hit` with has_error answers per unit (None: no label)."""
+             provider: str = Annotator.Provider.PROLIFIC, passed: bool | None = None, submitted_at=None,
+             checks: tuple[int, int] | None = None) -> Assignment:
+    """A submitted assignment of `name` on `hit` with has_error answers per unit (None: no label), submitted now
+    unless `submitted_at` says when. `passed`: a grade with one check, failed or not; `checks`: (checks, failed)
+    of a passing grade."""
     annotator, _ = Annotator.objects.get_or_create(provider=provider, external_id=name)
     now = timezone.now()
     assignment = Assignment.objects.create(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED,
-                                           expires_at=now, submitted_at=now)
+                                           expires_at=now, submitted_at=submitted_at or now)
     for unit, answer in zip(units, answers):
         if answer is not None:
             Label.objects.create(assignment=assignment, unit=unit, annotator=annotator, has_error=answer,
                                  error_types=["entity"] if answer else [])
     if passed is not None:
         Grade.objects.create(assignment=assignment, passed=passed, checks_total=1, checks_failed=int(not passed))
+    elif checks is not None:
+        Grade.objects.create(assignment=assignment, passed=True, checks_total=checks[0], checks_failed=checks[1])
     return assignment
 
 

@@ -27,17 +27,27 @@ def test_an_unknown_project_is_a_clear_error(db, command, args):
 
 
 def test_agreement_prints_json(labelled, capsys):
+    # `labelled`: a and b, who submitted first, agree on all four sentences (alpha 1); with c, alpha is 7/18
+    # (tests/exports/test_report.py).
     call_command("agreement", "--project", labelled.slug, "--json", "--n-boot", "50")
     report = json.loads(capsys.readouterr().out)
     assert report["label_source"] == "real"
+    assert report["headline_labels"] == "first two counted labels of each unit"
     overall = report["rows"][0]
-    assert (overall["task"], overall["breakdown"], overall["primary_value"]) == ("fv", "overall", 0.3889)
+    assert (overall["task"], overall["breakdown"], overall["primary_value"]) == ("fv", "overall", 1.0)
+    assert (overall["n_units"], overall["n_ratings"], overall["labels"]) == (
+        4, 8, "first two counted labels of each unit")
+    assert (overall["all_labels_primary_value"], overall["all_labels_n_ratings"]) == (0.3889, 12)
+    assert overall["all_labels_secondary_value"] == 0.3333  # Gwet's AC1, 1/3
 
 
 def test_agreement_prints_a_table(labelled, capsys):
     call_command("agreement", "--project", labelled.slug, "--n-boot", "0")
     out = capsys.readouterr().out
-    assert "Fact verification" in out and "0.389" in out and "paper: 0.60" in out
+    assert "Fact verification" in out and "paper: 0.60" in out
+    assert "Headline: first two counted labels of each unit" in out
+    overall = next(line for line in out.splitlines() if line.strip().startswith("overall"))
+    assert overall.split() == ["overall", "4", "8", "1.000", "1.000", "|", "12", "0.389", "0.333"]
 
 
 def test_export_refuses_a_bad_s3_url(labelled, tmp_path):
@@ -48,9 +58,12 @@ def test_export_refuses_a_bad_s3_url(labelled, tmp_path):
 
 def test_export_writes_the_files(labelled, tmp_path, capsys):
     call_command("export_benchmark", "--project", labelled.slug, "--out", str(tmp_path / "b.json"), "--card",
-                 "--tables", "parquet", "--checks", "--annotator-labels", verbosity=0)
-    assert json.loads((tmp_path / "b.json").read_text())[0]["faithfulness_score"] == 0.5
-    assert {p.name for p in tmp_path.iterdir()} >= {"b.json", "b.card.md", "b.labels.parquet", "b.summaries.parquet"}
+                 "--tables", "parquet", "--checks", "--annotator-labels", "--dawid-skene", verbosity=0)
+    [row] = json.loads((tmp_path / "b.json").read_text())
+    assert row["faithfulness_score"] == 0.5
+    assert row["fact_verification_label_dawid_skene"] == row["fact_verification_label"] == [1, 0, 1, 0]
+    assert {p.name for p in tmp_path.iterdir()} >= {"b.json", "b.card.md", "b.labels.parquet", "b.summaries.parquet",
+                                                    "b.dawid_skene.json", "b.dawid_skene.parquet"}
 
 
 def test_simulate_refuses_a_bad_accuracy(labelled):

@@ -1,8 +1,10 @@
 """No CSV the platform serves or writes lets a spreadsheet run an imported text as a formula (OWASP, CSV Injection).
 
 The project's summarizer, domain, document id and evaluator name are attacker-chosen texts from imported files; three
-annotators disagree on every sentence, so Krippendorff's alpha is negative: 1 - (n - 1) * 8 / (2 * 6 * 6) = -2/9
-(each of the 4 units has two votes against one: o_01 = o_10 = 1 per unit; n = 12, n_0 = n_1 = 6).
+annotators disagree on every sentence, so Krippendorff's alpha is negative: over all labels 1 - (n - 1) * 8 /
+(2 * 6 * 6) = -2/9 (each of the 4 units has two votes against one: o_01 = o_10 = 1 per unit; n = 12,
+n_0 = n_1 = 6); on the first two labels (a and b, who split on every unit) 1 - (n - 1) * 8 / (2 * 4 * 4) = -3/4
+(o_01 = o_10 = 1 per unit; n = 8, n_0 = n_1 = 4).
 """
 
 import csv
@@ -100,7 +102,8 @@ def test_every_analytics_csv_download_is_safe_and_keeps_numbers(client, hostile,
     assert {"'" + MODEL, "'" + DOMAIN, "'" + EVALUATOR} <= found
     agreement = client.get(reverse("exports_table_csv", args=[hostile.slug, "agreement"])).content.decode()
     overall = agreement.splitlines()[1]
-    assert overall.startswith('"fv","overall","all",4,12,"krippendorff_alpha",-0.2222,')  # a number, unquoted
+    assert overall.startswith('"fv","overall","all",4,8,"krippendorff_alpha",-0.75,')  # a number, unquoted
+    assert '"first two counted labels of each unit",4,12,-0.2222,' in overall
 
 
 def test_every_export_table_csv_is_safe_and_keeps_numbers(client, hostile, manager, settings, tmp_path,
@@ -109,13 +112,14 @@ def test_every_export_table_csv_is_safe_and_keeps_numbers(client, hostile, manag
     client.force_login(manager)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("exports_create", args=[hostile.slug]),
-                    {"format": "jsonl", "annotator_labels": "1", "tables": "csv"})
+                    {"format": "jsonl", "annotator_labels": "1", "tables": "csv", "dawid_skene": "1"})
     job = Job.objects.get(project=hostile, kind=Job.Kind.EXPORT)
     assert job.status == Job.Status.DONE, job.error
     names = [name for name in job.result["files"] if name.endswith(".csv")]
     # The project has imported evaluator scores, so the evaluator tables are written too.
-    assert sorted(names) == ["alpha.agreement.csv", "alpha.evaluator_benchmark.csv", "alpha.evaluator_detection.csv",
-                             "alpha.labels.csv", "alpha.score_table.csv", "alpha.summaries.csv"]
+    assert sorted(names) == ["alpha.agreement.csv", "alpha.dawid_skene.csv", "alpha.evaluator_benchmark.csv",
+                             "alpha.evaluator_detection.csv", "alpha.labels.csv", "alpha.score_table.csv",
+                             "alpha.summaries.csv"]
     found, texts = set(), {}
     for name in names:
         response = client.get(reverse("exports_download", args=[hostile.slug, job.pk, name]))
@@ -123,7 +127,8 @@ def test_every_export_table_csv_is_safe_and_keeps_numbers(client, hostile, manag
         found |= assert_safe(texts[name])
 
     assert {"'" + MODEL, "'" + DOMAIN, "'" + DOC_ID, "'" + SOURCE} <= found
-    assert '"fv","overall","all",4,12,"krippendorff_alpha",-0.2222,' in texts["alpha.agreement.csv"]
+    assert '"fv","overall","all",4,8,"krippendorff_alpha",-0.75,' in texts["alpha.agreement.csv"]
+    assert '"first two counted labels of each unit",4,12,-0.2222,' in texts["alpha.agreement.csv"]
     labels = cells(texts["alpha.labels.csv"])
     assert labels[0][:4] == ["annotator", "task", "uid", "model"]
     assert {row[3] for row in labels[1:]} == {"'" + MODEL} and len(labels) == 13

@@ -16,7 +16,7 @@ import random
 import numpy as np
 import pytest
 
-from exports.dawid_skene import dawid_skene, majority_differs_share
+from exports.dawid_skene import dawid_skene, dawid_skene_codes, majority_differs_share
 from exports.scores import TIE_BREAK, majority_vote
 
 # Three units, three annotators, binary. Majority shares P(True): u1 3/3, u2 2/3, u3 1/3.
@@ -205,3 +205,27 @@ def test_declared_classes_and_string_labels():
 def test_smoothing_must_be_positive():
     with pytest.raises(ValueError, match="smoothing must be positive"):
         dawid_skene(HAND, smoothing=0)
+
+
+def test_coded_labels_give_what_the_triples_give():
+    # The same labels as integer codes (what exports.second_opinion reads from the database): the same EM.
+    _truth, labels = simulated()
+    names = {"expert": 0, "fair": 1, "spammer": 2}
+    unit = np.array([u for u, _, _ in labels])
+    annotator = np.array([names[a] for _, a, _ in labels])
+    label = np.array([int(value) for _, _, value in labels])
+
+    coded = dawid_skene_codes(unit, annotator, label, classes=(False, True), on_tie=True)
+    triples = dawid_skene(labels, classes=(False, True), on_tie=True)
+
+    assert (coded.iterations, coded.converged) == (triples.iterations, triples.converged)
+    assert np.array_equal(coded.posteriors, triples.posteriors) and np.array_equal(coded.confusion, triples.confusion)
+    assert coded.labels == triples.labels and list(coded.units) == list(range(500))
+    assert coded.sensitivity(names["spammer"]) == triples.sensitivity("spammer")
+
+
+def test_coded_labels_must_be_dense():
+    with pytest.raises(ValueError, match="each with a label"):
+        dawid_skene_codes([0, 2], [0, 0], [1, 0], classes=(False, True))  # unit 1 has no label
+    with pytest.raises(ValueError, match="outside"):
+        dawid_skene_codes([0, 1], [0, 0], [1, 2], classes=(False, True))

@@ -141,7 +141,9 @@ def test_worker_ids_never_leave_the_platform(simulated, tmp_path):
 
 
 def test_a_round_trip_reproduces_the_scores(simulated, tmp_path):
-    export_benchmark(project=simulated, out=tmp_path / "first.jsonl", options=ExportOptions(annotator_labels=True))
+    # Dawid-Skene's fields ride along: the import knows them as the export's own and reads nothing from them.
+    export_benchmark(project=simulated, out=tmp_path / "first.jsonl",
+                     options=ExportOptions(annotator_labels=True, dawid_skene=True))
     fresh = Project.objects.create(slug="fresh", name="Fresh")
     import_benchmark(project=fresh, data=(tmp_path / "first.jsonl").read_bytes())
     export_benchmark(project=fresh, out=tmp_path / "second.jsonl", options=ExportOptions())

@@ -33,7 +33,11 @@ def test_it_shows_agreement_scores_and_charts(client, labelled, manager):
     response = login(client, manager).get(reverse("exports_analytics", args=[labelled.slug]))
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Krippendorff" in html and "0.389" in html  # 7/18, see test_report
+    # The headline on the first two labels (a and b agree: 1), all labels beside it (7/18), the paper's value
+    # beside the headline; see test_report.
+    assert 'Krippendorff&#x27;s alpha <span class="headline">1.000</span>' in html
+    assert "(paper: 0.60; all counted labels: 0.389)" in html
+    assert "first two labels of each unit: comparable with fixed designs and with the paper" in html
     assert html.count("<svg") >= 3
     assert "style=" not in html  # the CSP allows no inline styles
     assert "<script>" not in html
@@ -45,7 +49,11 @@ def test_the_csv_is_the_table(client, labelled, manager):
     # Text cells are quoted (exports.csv_files); the cells are the table's.
     lines = list(csv.reader(io.StringIO(response.content.decode())))
     assert lines[0][:5] == ["task", "breakdown", "group", "n_units", "n_ratings"]
-    assert lines[1][:7] == ["fv", "overall", "all", "4", "12", "krippendorff_alpha", "0.3889"]
+    # The headline on each unit's first two labels (a and b agree), then all labels (7/18); see test_report.
+    assert lines[1][:7] == ["fv", "overall", "all", "4", "8", "krippendorff_alpha", "1.0"]
+    row = dict(zip(lines[0], lines[1]))
+    assert row["labels"] == "first two counted labels of each unit"
+    assert (row["all_labels_n_ratings"], row["all_labels_primary_value"]) == ("12", "0.3889")
 
 
 def test_an_unknown_table_is_404(client, labelled, manager):

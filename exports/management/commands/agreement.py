@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from exports.report import COEFFICIENT_NAMES, PAPER_REFERENCE, agreement_report
+from exports.report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
 
 from ._common import get_project_or_command_error
 
@@ -12,6 +12,8 @@ class Command(BaseCommand):
         "Inter-annotator agreement of a project (paper section 4): Krippendorff's alpha for fact verification and "
         "key-fact alignment, Gwet's AC1 for key-fact validation (the other coefficient as a second column), per "
         "task, overall and per domain, short/long and dialogue/non-dialogue, with 95% bootstrap intervals. "
+        "The headline reads the first two counted labels of each unit (comparable with fixed designs and with the "
+        "paper when units get different numbers of labels); the same coefficients over all counted labels beside it. "
         "Reads the counted labels: attention checks and failed submissions are left out; simulated labels only "
         "when the project has no real ones, or with --include-simulated."
     )
@@ -37,6 +39,8 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"Agreement in {target.slug!r} from {report.label_source} labels "
                           f"(95% bootstrap intervals, {n_boot} resamples)")
+        self.stdout.write(f"Headline: {HEADLINE_LABELS} (comparable with fixed designs and with the paper); "
+                          f"beside it: {ALL_LABELS}.")
         for task in PAPER_REFERENCE:
             rows = report.for_task(task)
             if not rows:
@@ -44,11 +48,14 @@ class Command(BaseCommand):
             primary, secondary = rows[0].primary.coefficient, rows[0].secondary.coefficient
             self.stdout.write(f"\n{task.label} — {COEFFICIENT_NAMES[primary]} (paper: {PAPER_REFERENCE[task]:.2f}); "
                               f"{COEFFICIENT_NAMES[secondary]} second")
-            self.stdout.write(f"  {'group':<34} {'units':>7} {'ratings':>8}  {'primary [95% CI]':<24} secondary")
+            self.stdout.write(f"  {'':<34} {'':>7} {'first two labels':<59} | all labels")
+            self.stdout.write(f"  {'group':<34} {'units':>7} {'ratings':>8}  {'primary [95% CI]':<24} "
+                              f"{'secondary':<24} | {'ratings':>8}  {'primary [95% CI]':<24} secondary")
             for row in rows:
                 name = "overall" if row.breakdown == "overall" else f"{row.breakdown}={row.group}"
                 self.stdout.write(f"  {name:<34} {row.n_units:>7} {row.n_ratings:>8}  "
-                                  f"{_fmt(row.primary):<24} {_fmt(row.secondary)}")
+                                  f"{_fmt(row.primary):<24} {_fmt(row.secondary):<24} | {row.n_ratings_all:>8}  "
+                                  f"{_fmt(row.primary_all):<24} {_fmt(row.secondary_all)}")
 
 
 def _fmt(estimate) -> str:

@@ -31,6 +31,10 @@ class Command(BaseCommand):
                             help="write attention-check outcomes to <stem>.attention_checks.jsonl")
         parser.add_argument("--tables", choices=TABLE_FORMATS, help="also write tables as CSV or Parquet")
         parser.add_argument("--card", action="store_true", help="also write a dataset card <stem>.card.md")
+        parser.add_argument("--dawid-skene", action="store_true",
+                            help="add Dawid-Skene's label and posterior beside each majority label, and its "
+                                 "per-annotator estimates in <stem>.dawid_skene.json (a second opinion: majority "
+                                 "vote stays the label of record)")
         parser.add_argument("--include-simulated", action="store_true",
                             help="read real and simulated labels together (every row says so)")
         parser.add_argument("--s3", help="upload the files to s3://bucket/key-prefix (boto3; credentials from "
@@ -47,7 +51,7 @@ class Command(BaseCommand):
         export_options = ExportOptions(
             format=fmt, annotator_labels=options["annotator_labels"], assistance=options["assistance"],
             checks=options["checks"], tables=options["tables"], card=options["card"],
-            include_simulated=options["include_simulated"])
+            include_simulated=options["include_simulated"], dawid_skene=options["dawid_skene"])
         total = Summary.objects.filter(document__project=target).count()
         with tqdm(total=total, desc="exporting summaries", unit="row", disable=verbosity < 1,
                   file=self.stderr._out) as bar:
