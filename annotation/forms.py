@@ -211,7 +211,7 @@ def _saving(policy: str, *tasks: str) -> int:
 
 def policy_explanation(policy: str, n: int) -> str:
     """What a choice of the labels per item means for a project of N annotators, in a manager's words."""
-    checks = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION)
+    tasks = tuple(Task.values)
     if policy == RedundancyPolicy.FIXED:
         return f"Every item gets {n} annotator{pluralize(n)}, as in the paper."
     if policy == RedundancyPolicy.ADAPTIVE:
@@ -220,14 +220,12 @@ def policy_explanation(policy: str, n: int) -> str:
             return f"With {n} annotator{pluralize(n)} the same as fixed: every one is needed to know the majority."
         if n == SIMULATED_ANNOTATORS:
             return (f"Two annotators first; a third only where they disagree. The same labels as three for every "
-                    f"item, about {_saving(policy, *checks)}% cheaper on fact and key-fact checks (simulation); "
-                    f"little saved on key-fact alignment for now.")
+                    f"item, about {_saving(policy, *tasks)}% cheaper (simulation).")
         return (f"{first} annotators first; one more at a time only while they cannot yet "
                 f"tell the majority of {n}. The same labels as {n} for every item, for less.")
-    cheaper = _saving(policy, *checks)
     return (f"Two annotators first, then one more at a time until one answer leads by the margin; an item still split "
             f"at the most goes to review. Fewer wrong labels than three fixed annotators in the simulation, about "
-            f"{cheaper}% cheaper on fact and key-fact checks; key-fact alignment costs more for now.")
+            f"{_saving(policy, *tasks)}% cheaper.")
 
 
 class PrivateLinkForm(forms.Form):

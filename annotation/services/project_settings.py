@@ -35,16 +35,13 @@ BUDGET_NEGATIVE = "The budget is 0 USD or more; leave it empty for no cap."
 
 # Labels a policy pays, as a share of the fixed design's 3 labels per item, per task. From the simulation calibrated
 # to the paper's agreement: benchmarks/redundancy_policies.py, seed 0, UniSumEval size (benchmarks/RESULTS.md,
-# "Redundancy policies on simulated label streams"), adaptive 3 and lead with margin 2 and cap 5. Key-fact alignment
-# gives its extra labels per HIT for now (a split pair gives its whole HIT one more place,
-# annotation.services.topups): adaptive's KA figure is the "3rd per HIT" row of RESULTS.md; lead's is the same seed's
-# streams read that way (one more place for the whole HIT while any of its pairs is undecided, up to the cap), which
-# RESULTS.md does not list.
+# "Redundancy policies on simulated label streams"), adaptive 3 and lead with margin 2 and cap 5, every task's extra
+# labels asked per item (annotation.services.topups), attention checks not included.
 SIMULATED_SHARES = {
     RedundancyPolicy.ADAPTIVE: {Task.FACT_VERIFICATION: 0.696, Task.KEYFACT_VALIDATION: 0.702,
-                                Task.KEYFACT_ALIGNMENT: 0.990},
+                                Task.KEYFACT_ALIGNMENT: 0.705},
     RedundancyPolicy.LEAD: {Task.FACT_VERIFICATION: 0.729, Task.KEYFACT_VALIDATION: 0.742,
-                            Task.KEYFACT_ALIGNMENT: 1.533},
+                            Task.KEYFACT_ALIGNMENT: 0.750},
 }
 # The settings the simulation ran with: annotators per item for adaptive, margin and cap for lead.
 SIMULATED_ANNOTATORS, SIMULATED_MARGIN, SIMULATED_CAP = 3, 2, 5

@@ -261,27 +261,26 @@ def test_the_cost_preview_compares_the_chosen_labels_per_item_with_the_fixed_des
     # Reward per HIT at $10.88 an hour and 30 s an item, rounded up to the cent: FV and KA 1.5 items -> 45 s ->
     # $0.136 -> $0.14; KV 2 items -> 60 s -> $0.1813 -> $0.19. Three fixed annotators: FV 12 places, 18 labels,
     # $1.68; KV 3 places, 6 labels, $0.57; KA 6 places, 9 labels, $0.84; $3.09 in all (no bonus below 500 HITs).
-    # Adaptive (simulation: FV 69.6%, KV 70.2%, KA 99.0% of the labels): 13, 4 and 9 labels; $1.17, $0.40, $0.83.
+    # Adaptive (simulation: FV 69.6%, KV 70.2%, KA 70.5% of the labels): 13, 4 and 6 labels; $1.17, $0.40, $0.59.
     client.force_login(manager)
     response = client.post(url(corpus), posted(corpus, redundancy_policy="adaptive", preview="1"))
     assert response.status_code == 200
     rows = [(row["places"], row["labels"], str(row["total"]), row["policy_labels"], str(row["policy_total"]))
             for row in response.context["costs"]]
-    assert rows == [(12, 18, "1.68", 13, "1.17"), (3, 6, "0.57", 4, "0.40"), (6, 9, "0.84", 9, "0.83")]
+    assert rows == [(12, 18, "1.68", 13, "1.17"), (3, 6, "0.57", 4, "0.40"), (6, 9, "0.84", 6, "0.59")]
     page = " ".join(response.content.decode().split())
-    assert "Adaptive: saves about $0.69 (22%) against 3 fixed annotators</strong>, about $2.40 instead of $3.09." \
+    assert "Adaptive: saves about $0.93 (30%) against 3 fixed annotators</strong>, about $2.16 instead of $3.09." \
         in page
     assert "Estimates from a simulation calibrated to the paper's agreement" in page
-    assert "Key-fact alignment gives its extra annotator to a whole HIT for now" in page
-    # Lead (FV 72.9%, KV 74.2%, KA 153.3%): $1.22 + $0.42 + $1.29 = $2.93, $0.16 (5%) saved.
+    # Lead (FV 72.9%, KV 74.2%, KA 75.0%): $1.22 + $0.42 + $0.63 = $2.27, $0.82 (27%) saved.
     response = client.post(url(corpus), posted(corpus, redundancy_policy="lead", preview="1"))
     page = " ".join(response.content.decode().split())
-    assert "Lead: saves about $0.16 (5%) against 3 fixed annotators</strong>, about $2.93 instead of $3.09." in page
-    # Lead's labels do not depend on N: against 4 fixed annotators ($4.12) it costs the same $2.93.
+    assert "Lead: saves about $0.82 (27%) against 3 fixed annotators</strong>, about $2.27 instead of $3.09." in page
+    # Lead's labels do not depend on N: against 4 fixed annotators ($4.12) it costs the same $2.27.
     response = client.post(url(corpus), posted(corpus, redundancy_policy="lead", annotators_per_unit="4",
                                                preview="1"))
     page = " ".join(response.content.decode().split())
-    assert "Lead: saves about $1.19 (29%) against 4 fixed annotators</strong>, about $2.93 instead of $4.12." in page
+    assert "Lead: saves about $1.85 (45%) against 4 fixed annotators</strong>, about $2.27 instead of $4.12." in page
     # Not simulated: adaptive with 5 asks 3 first, so it pays between 3/5 of the fixed design's labels and all.
     response = client.post(url(corpus), posted(corpus, redundancy_policy="adaptive", annotators_per_unit="5",
                                                budget_usd="4", preview="1"))
@@ -297,7 +296,7 @@ def test_a_refused_policy_change_still_previews_what_it_would_cost(client, corpu
     reserve_next_hit(crowd_annotator("w1", corpus), corpus, "fv", confirmed=True)
     client.force_login(manager)
     response = client.post(url(corpus), posted(corpus, redundancy_policy="adaptive", preview="1"))
-    assert response.status_code == 400 and "Adaptive: saves about $0.69 (22%)" in response.content.decode()
+    assert response.status_code == 400 and "Adaptive: saves about $0.93 (30%)" in response.content.decode()
     # The page's own preview request (htmx) gets the refusal in a page it can show.
     response = client.post(url(corpus), posted(corpus, redundancy_policy="adaptive", preview="1"),
                            HTTP_HX_REQUEST="true")
