@@ -21,8 +21,19 @@ from django.db import connection
 from django.db.models import Case, Exists, F, IntegerField, JSONField, OuterRef, Q, TextField, Value, When, Window
 from django.db.models.functions import Cast, RowNumber
 
-from annotation.models import Adjudication, Annotator, Assignment, AttentionCheck, ItemFlag, Label, Task, Unit
-from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
+from annotation.models import (
+    Adjudication,
+    Annotator,
+    Assignment,
+    AttentionCheck,
+    ItemFlag,
+    Label,
+    Task,
+    Unit,
+    UnitState,
+)
+from annotation.redundancy import Verdict
+from corpus.models import Document, KeyFact, Project, RedundancyPolicy, Summary, SummarySentence
 
 from .models import ReleaseLabels
 from .scores import (
@@ -51,6 +62,14 @@ DAWID_SKENE_FIELDS = (
     "fact_verification_label_dawid_skene", "fact_verification_posterior_dawid_skene",
     "keyfact_validation_label_dawid_skene", "keyfact_validation_posterior_dawid_skene",
     "keyfact_alignment_label", "keyfact_alignment_label_dawid_skene", "keyfact_alignment_posterior_dawid_skene",
+)
+# How each item was collected under the project's redundancy policy (annotation.redundancy): the policy with its
+# parameters, and per item its counted labels and the round whose label settled it (0: its first HIT; None: not
+# settled yet, or labelled before its state was kept).
+REDUNDANCY_FIELDS = (
+    "redundancy", "fact_verification_label_count", "fact_verification_settled_round",
+    "keyfact_validation_label_count", "keyfact_validation_settled_round",
+    "keyfact_alignment_label_count", "keyfact_alignment_settled_round",
 )
 DOCUMENT_CHUNK = 25
 
@@ -255,6 +274,16 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
     if opinions is not None:
         fv_ds, kv_ds, ka_ds = _chunk_opinions(opinions, summaries, sentences, candidates, human)
 
+    rounds = {}
+    for task, sentence_id, keyfact_id, settled_round in (
+            UnitState.objects.filter(unit__hit__document_id__in=ids, verdict=Verdict.SETTLED)
+            .values_list("task", "unit__summary_sentence_id", "unit__keyfact_id", "settled_round")):
+        key = {"fv": ("fv", sentence_id), "kv": ("kv", keyfact_id), "ka": ("ka", keyfact_id, sentence_id)}[task]
+        rounds[key] = settled_round
+    policy = {"policy": project.redundancy_policy, "annotators": project.annotators_per_unit,
+              **({"margin": project.lead_margin, "cap": project.lead_cap}
+                 if project.redundancy_policy == RedundancyPolicy.LEAD else {})}
+
     for summary in summaries:
         document = documents[summary["document_id"]]
         doc_id = summary["document_id"]
@@ -289,6 +318,15 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
             "composite": composite(faith, complete, concise),
             "_ai": [shown.get(("fv", pk), {}).get("ai_category") for pk, _ in sents],
             "_fv_votes": [[has_error for _, has_error, _ in votes] for votes in fv_votes],
+            "redundancy": policy,
+            "fact_verification_label_count": [len(votes) for votes in fv_votes],
+            "fact_verification_settled_round": [rounds.get(("fv", pk)) for pk, _ in sents],
+            "keyfact_validation_label_count": [len(kv.get(pk, [])) for pk, _ in candidates[doc_id]],
+            "keyfact_validation_settled_round": [rounds.get(("kv", pk)) for pk, _ in candidates[doc_id]],
+            "keyfact_alignment_label_count": [[len(ka.get((fact, sent), [])) for sent, _ in sents]
+                                              for fact, _ in human[doc_id]],
+            "keyfact_alignment_settled_round": [[rounds.get(("ka", fact, sent)) for sent, _ in sents]
+                                                for fact, _ in human[doc_id]],
         }
         if opinions is not None:
             fv_pairs = [fv_ds.get(pk, NO_OPINION) for pk, _ in sents]

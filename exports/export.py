@@ -41,7 +41,7 @@ from annotation.models import Annotator, Task
 from assist.models import EvaluatorScore
 from corpus.models import Document, KeyFact, Project
 
-from .aggregation import DAWID_SKENE_FIELDS, RELEASE_FIELDS, summary_results
+from .aggregation import DAWID_SKENE_FIELDS, REDUNDANCY_FIELDS, RELEASE_FIELDS, summary_results
 from .analytics import Collector
 from .csv_files import write_frame
 from .second_opinion import ANNOTATOR_COLUMNS, dawid_skene_summary, second_opinions
@@ -102,6 +102,7 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
             public = {name: row[name] for name in AFTER_DOCUMENT}
             public["composite"] = row["composite"]
             public["label_source"] = source
+            public.update((name, row[name]) for name in REDUNDANCY_FIELDS if name in row)
             if opinions is not None:
                 public.update((name, row[name]) for name in DAWID_SKENE_FIELDS)
             for extra in ("annotator_labels", "adjudications", "item_flags", "assistance"):

@@ -22,13 +22,13 @@ from corpus.importing import DatasetError, RowError, import_dataset
 from corpus.models import Document, KeyFact, Project, Summary
 from corpus.storable_text import unstorable
 
-from .aggregation import DAWID_SKENE_FIELDS, RELEASE_FIELDS
+from .aggregation import DAWID_SKENE_FIELDS, REDUNDANCY_FIELDS, RELEASE_FIELDS
 
 CORPUS_FIELDS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
                  "document", "summary", "sentences", "pred_keyfact")
 EXPORT_ONLY = set(RELEASE_FIELDS) - set(CORPUS_FIELDS) | {"composite", "label_source", "annotator_labels",
                                                            "item_flags", "adjudications", "assistance",
-                                                           *DAWID_SKENE_FIELDS}
+                                                           *DAWID_SKENE_FIELDS, *REDUNDANCY_FIELDS}
 
 
 def read_rows(data: bytes) -> list[dict]:

@@ -185,12 +185,13 @@ def passing(unit: Unit, yes: bool) -> dict:
 
 
 def work_next_hit(annotator, project, task: str, *, split: Unit | None = None, yes: bool = True) -> Assignment:
-    """Reserve the annotator's next HIT of `task` and answer it: `yes` everywhere, except `not yes` on `split`."""
+    """Reserve the annotator's next HIT of `task` and answer it: `yes` everywhere, except `not yes` on `split` (a
+    first-round unit) and on its top-ups."""
     assignment = reserve_next_hit(annotator, project, task, confirmed=True)
     assert assignment is not None
     units = list(assignment.hit.units.all())
     save_answers(assignment=assignment, answers={
-        unit: passing(unit, (not yes) if split is not None and unit.pk in (split.pk, split.origin_id) else yes)
+        unit: passing(unit, (not yes) if split is not None and split.pk in (unit.pk, unit.origin_id) else yes)
         for unit in units})
     submit_assignment(assignment=assignment)
     return assignment

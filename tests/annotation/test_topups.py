@@ -66,7 +66,7 @@ def test_a_split_unit_gets_one_more_label_in_a_top_up_hit_from_somebody_else(ada
 
     work_next_hit(cid, adaptive, "fv", split=split, yes=True)  # cid sides with bea: an error
     state.refresh_from_db()
-    assert (state.verdict, state.counted, state.yes, state.settled_round) == (Verdict.SETTLED, 3, 1, 1)
+    assert (state.verdict, state.counted, state.yes, state.settled_round) == (Verdict.SETTLED, 3, 2, 1)
     assert not wanting(adaptive)
 
 
@@ -143,7 +143,7 @@ def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
     work_next_hit(crowd_annotator("cid", adaptive), adaptive, "fv", split=split)
     review_tally_compute(adaptive)
     (row,) = SplitUnit.objects.filter(project=adaptive)
-    assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 1)
+    assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 2)
 
 
 def test_past_the_budget_a_split_unit_goes_to_review_instead_of_a_top_up(adaptive):

@@ -55,7 +55,10 @@ def test_a_third_annotator_settles_a_split_sentence_in_its_top_up_and_the_cost_p
     screenshot(page, "hit-topup.png")
     page.wait_for_timeout(150)
     page.keyboard.press("w")
-    page.keyboard.press("2")
+    page.keyboard.press("2")  # the AI is wrong: a relation error
+    # Two answers, two saves: both must be in before the HIT is submitted, or it is refused as incomplete.
+    page.wait_for_selector("input[name=u0-has_error][value=yes]:checked")
+    page.wait_for_load_state("networkidle")
     page.wait_for_selector("#state-0:has-text('Saved')")
     page.keyboard.press("Enter")
     page.wait_for_selector("#confirm-submit[open]")
