@@ -14,22 +14,19 @@ Promised places are committed money, not evidence; the policy decides on counted
 - A project with a budget asks for no top-up that would take its expected cost (annotation.services.costs) past
   it: the units that would need one go to review with the labels they have (their state says escalated).
 
-The work runs as a job (`topups_start`), queued when a submission leaves units undecided, one at a time per project.
+The work runs as a job (`topups_start`), queued when a submission leaves units undecided.
 """
 
-import logging
 from collections import defaultdict
 from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Max, Q
 
-from corpus.models import Job, JobAlreadyOpen, Project, job_start
+from corpus.models import Job, Project, job_start
 
 from ..models import Hit, Task, Unit, UnitState
 from ..redundancy import Verdict, redundancy_of
-
-log = logging.getLogger(__name__)
 
 # What a top-up unit copies from its first-round unit: the item and how it was shown.
 SNAPSHOT = ("task", "summary_sentence_id", "keyfact_id", "text", "sentence_text", "row", "column", "highlighted",
@@ -113,7 +110,6 @@ def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
     return hit, units
 
 
-
 def over_budget(project: Project, states: list[UnitState]) -> bool:
     """Whether one more label for each of these units would take the project's expected cost past its budget."""
     if project.budget_usd is None:
@@ -125,14 +121,16 @@ def over_budget(project: Project, states: list[UnitState]) -> bool:
     return costs.total["to_finish"] + extra > project.budget_usd
 
 
-def topups_start(*, project: Project, user=None) -> Job | None:
-    """Queue the top-up job; None while one is queued or running (it will see these units too)."""
+def topups_start(*, project: Project, user=None) -> Job:
+    """Queue the top-up job, or give the one already queued: it has not read the units yet, so it will see these
+    too. A running one may have read them already, so another is queued behind it (builds take the project's lock in
+    turn and build only what is still wanting)."""
     from ..tasks import topups_task
 
-    try:
-        return job_start(kind=Job.Kind.TOPUPS, project=project, task=topups_task, user=user, exclusive=True)
-    except JobAlreadyOpen:
-        return None
+    queued = project.jobs.filter(kind=Job.Kind.TOPUPS, status=Job.Status.QUEUED).first()
+    if queued is not None:
+        return queued
+    return job_start(kind=Job.Kind.TOPUPS, project=project, task=topups_task, user=user)
 
 
 def topups_run(*, job_id: int) -> None:

@@ -171,3 +171,14 @@ def test_the_progress_page_says_how_many_items_are_settled_and_keeps_polling_whi
     settled = hit.units.count() - 1
     assert f"Items settled: <strong>{settled}</strong>" in page and "1 waiting for one more label" in page
     assert 'hx-trigger="every 5s"' in page
+
+
+def test_a_queued_top_up_job_serves_every_unit_that_waits_and_a_running_one_gets_a_successor(adaptive):
+    from annotation.services.topups import topups_start
+    from corpus.models import Job
+
+    first = topups_start(project=adaptive)
+    assert topups_start(project=adaptive) == first  # queued: it has not read the units yet
+    Job.objects.filter(pk=first.pk).update(status=Job.Status.RUNNING)
+    second = topups_start(project=adaptive)
+    assert second != first and second.status == Job.Status.QUEUED
