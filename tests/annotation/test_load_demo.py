@@ -68,3 +68,29 @@ def test_running_it_again_keeps_every_password_and_role(django_user_model):
     assert "Existing accounts keep their passwords: manager, annotator, annotator2, annotator3, reviewer." in text
     assert "finegrain-demo" not in text
     assert Project.objects.filter(slug="demo").count() == 1
+
+
+def test_the_demo_collects_adaptively_and_its_cost_page_shows_what_the_three_annotators_saved(client):
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Hit
+    from annotation.services.costs import project_costs
+    from annotation.services.topups import topups_build
+    from tests.work import annotator_for, first_round_hit, work_next_hit
+
+    load("--password", "pw-demo-run")
+    project = Project.objects.get(slug="demo")
+    assert project.redundancy_policy == "adaptive"
+    users = get_user_model().objects
+    first, second, third = (annotator_for(users.get(username=name))
+                            for name in ("annotator", "annotator2", "annotator3"))
+    split = first_round_hit(project, "fv").units.filter(attention_check__isnull=True).order_by("position").first()
+    work_next_hit(first, project, "fv")
+    work_next_hit(second, project, "fv", split=split)
+    topups_build(project)
+    topup = work_next_hit(third, project, "fv", split=split)
+    assert topup.hit.round == 1 and Hit.objects.filter(project=project, round=1).count() == 1
+    saved = project_costs(project).total["saved"]
+    assert saved > 0
+    client.force_login(users.get(username="manager"))
+    assert f"{saved} USD" in client.get(f"/projects/{project.slug}/costs/").content.decode()
