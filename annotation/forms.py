@@ -221,9 +221,9 @@ def policy_explanation(policy: str, n: int) -> str:
         if n == SIMULATED_ANNOTATORS:
             return (f"Two annotators first; a third only where they disagree. The same labels as three for every "
                     f"item, about {_saving(policy, *tasks)}% cheaper (simulation).")
-        return (f"{first} annotators first; one more at a time only while they cannot yet "
+        return (f"{first} annotators first; more only while they cannot yet "
                 f"tell the majority of {n}. The same labels as {n} for every item, for less.")
-    return (f"Two annotators first, then one more at a time until one answer leads by the margin; an item still split "
+    return (f"Two annotators first, then more until one answer leads by the margin; an item still split "
             f"at the most goes to review. Fewer wrong labels than three fixed annotators in the simulation, about "
             f"{_saving(policy, *tasks)}% cheaper.")
 

@@ -6,12 +6,16 @@ A policy says, from a unit's counted answers so far (in the order they were coun
 needs one more label, or goes to a reviewer:
 
 - `fixed`: N labels, whatever they say (the paper's design).
-- `adaptive`: first the fewest labels that can decide the N-label majority (N // 2 + 1: two of three), then one more
-  at a time while they cannot. The label it settles on is, by construction, the one N labels would give: a strict
-  majority of N is reached by the same first labels, and a unit that reaches N is settled as the fixed design
-  settles it (ties, possible only for an even N, by the task's tie rule, exports.scores.TIE_BREAK).
-- `lead`: from two labels, one more at a time until one answer leads by `margin`; a unit that reaches `cap` labels
-  without that lead goes to review.
+- `adaptive`: first the fewest labels that can decide the N-label majority (N // 2 + 1: two of three), then, while
+  they cannot, the fewest more that could. The label it settles on is, by construction, the one N labels would
+  give: a strict majority of N is reached by the same first labels, and a unit that reaches N is settled as the
+  fixed design settles it (ties, possible only for an even N, by the task's tie rule, exports.scores.TIE_BREAK).
+- `lead`: from two labels, the fewest more that could give one answer a lead of `margin` (after a 1-1 split, two:
+  one more label can only lead by 1), until one does; a unit that reaches `cap` labels without that lead goes to
+  review.
+
+Asking for the fewest labels that could settle a unit never buys a label the unit would not have needed anyway, and it
+settles in one round what one label at a time would take two rounds to settle.
 
 The answers are the task's deciding question (FV: has an error; KV: useful; KA: aligned). An AI pre-label is never
 an answer here: the benchmark exists to judge AI evaluators, so it must not decide a human label.
@@ -61,7 +65,8 @@ class Redundancy:
         return min(2, self.cap)
 
     def places(self, round_: int) -> int:
-        """The labels a HIT of this round asks of each of its units: the first round's, or one in a top-up."""
+        """The labels a HIT of this round asks of each of its units: the first round's, or one in a top-up (a top-up HIT
+        whose units need more says so in its extra places, annotation.services.topups)."""
         return self.first_round if round_ == 0 else 1
 
     @property
@@ -93,8 +98,18 @@ class Redundancy:
         if verdict == Verdict.COLLECTING:
             return self.first_round
         if verdict == Verdict.NEEDS_MORE:
-            return len(answers) + 1
+            return len(answers) + self.wanted(answers)
         return len(answers)
+
+    def wanted(self, answers: Sequence[bool]) -> int:
+        """The fewest more labels that could settle an undecided unit, within the most it may get."""
+        count = len(answers)
+        leading = max(sum(1 for answer in answers if answer), count - sum(1 for answer in answers if answer))
+        if self.policy == Policy.ADAPTIVE:
+            fewest = self.annotators // 2 + 1 - leading
+        else:
+            fewest = self.margin - (2 * leading - count)
+        return max(1, min(fewest, self.most - count))
 
 
 def redundancy_of(project: Project) -> Redundancy:

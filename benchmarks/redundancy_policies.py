@@ -138,8 +138,8 @@ def main():
     print(table(policy_header(False), policy_rows(pooled, pooled[FIXED], False)) + "\n")
 
     print("## Rounds to settle (share of units settled in each round; escalated units apart)\n")
-    print("Round 1 is the policy's first round (fixed: 3 labels; adaptive, lead, per HIT: 2); each later round is one "
-          "more label for every unit that still asks for one.\n")
+    print("Round 1 is the policy's first round (fixed: 3 labels; adaptive, lead, per HIT: 2); each later round gives "
+          "every unit still undecided the fewest labels that could settle it (lead after a 1-1 split: two).\n")
     most = max(len(summary.settled_by_round) for summary in pooled.values())
     rows = []
     for task, groups in [(task.upper(), {n: g["all"] for n, g in results[task].items()}) for task in streams] + [

@@ -2,8 +2,8 @@
 
 A policy (annotation.redundancy) is asked, unit by unit, how many labels it wants; it gets them from the front of
 the unit's stream (exports.label_streams), one round at a time: round 1 gives every unit the policy's first round,
-each later round one more label to every unit that still asks for one. So two policies differ only in how far into
-the same streams they read, and what they settle on can be compared unit by unit.
+each later round gives every unit that still asks for labels as many as it asks (`Redundancy.target`). So two
+policies differ only in how far into the same streams they read, and what they settle on can be compared unit by unit.
 
 Beside the per-unit policies, `collect_per_hit` is the coarser design a crowd platform makes easy: two labels per
 unit, and a third for every unit of a HIT as soon as any unit of that HIT splits.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
-from django.db.models import Count, Q, Sum
+from django.db.models import Case, Count, F, Q, Sum, When
 from django.utils import timezone
 
 from corpus.models import Project
@@ -71,6 +71,7 @@ class ProjectCosts:
     label_usd: Decimal
     check_share: float  # of all labels, the attention checks'
     split_share: float | None  # of the units judged after their first round, those that needed a label more
+    extra_per_unit: float | None  # labels beyond the first round, asked per judged unit so far
     tasks: list[CostRow]
     domains: list[CostRow]
     committed_labels: int  # items of the HITs held now, checks included
@@ -82,8 +83,9 @@ class ProjectCosts:
 
     @property
     def expected_extra(self) -> float:
-        """Labels a unit is expected to need beyond the first round (the live split share, else none yet)."""
-        return 0.0 if self.split_share is None or self.policy == "fixed" else self.split_share
+        """Labels a unit is expected to need beyond the first round: as many as the units judged so far asked
+        (under adaptive N = 3, the split share; under lead, a split asks two or more), else none yet."""
+        return 0.0 if self.extra_per_unit is None or self.policy == "fixed" else self.extra_per_unit
 
     def spent_labels(self, row: CostRow | None = None) -> int:
         return sum(r.labels for r in self.tasks) if row is None else row.labels
@@ -154,6 +156,8 @@ def project_costs(project: Project) -> ProjectCosts:
     judged = UnitState.objects.filter(project=project).exclude(verdict=Verdict.COLLECTING)
     after_first = judged.count()
     more = judged.filter(Q(verdict=Verdict.NEEDS_MORE) | Q(counted__gt=redundancy.first_round)).count()
+    asked = judged.aggregate(n=Sum(Case(When(verdict=Verdict.NEEDS_MORE, then=F("target")), default=F("counted"))))
+    asked = asked["n"] or 0
     now = timezone.now()
     committed = (Assignment.objects.holding_a_place(now).filter(hit__project=project)
                  .exclude(counted_submission_q()).aggregate(n=Sum("hit__unit_count"))["n"] or 0)
@@ -163,6 +167,7 @@ def project_costs(project: Project) -> ProjectCosts:
         first_round=redundancy.first_round, label_usd=label_usd(project),
         check_share=(check_labels / all_labels) if all_labels else float(project.attention_check_rate),
         split_share=(more / after_first) if after_first else None,
+        extra_per_unit=(asked / after_first - redundancy.first_round) if after_first else None,
         tasks=[tasks[task] for task in Task.values],
         domains=[domains[key] for key in sorted(domains)],
         committed_labels=committed, paid_usd=usd(paid), budget_usd=project.budget_usd)

@@ -1,10 +1,13 @@
-"""Top-up HITs: one more label for the units their project's redundancy policy found undecided (annotation.redundancy).
+"""Top-up HITs: more labels for the units their project's redundancy policy found undecided (annotation.redundancy).
 
 A unit needs a top-up when its state (annotation.services.settling) asks for more labels than the HITs it is in
-promise: the first round's places, plus one for each top-up HIT it is already in, plus any place added in review.
+promise: the first round's places, plus each top-up HIT's places, plus any place added in review. A top-up HIT asks
+as many labels as its units still want (its extra places beyond the one a top-up has): after a 1-1 split under the
+lead policy, two at once, since one more label could not settle the unit anyway.
 Promised places are committed money, not evidence; the policy decides on counted labels alone.
 
-- The undecided units of one summary (FV, KA) or one document (KV) are gathered into a new HIT of the next round,
+- The undecided units of one summary (FV, KA) or one document (KV) that want as many more labels are gathered into
+  a new HIT of the next round,
   built like any HIT: the same display snapshot as the unit's first HIT (an annotator sees a top-up HIT like any
   other), attention checks at the project's rate with at least one in every top-up HIT (a small HIT must not be
   check-free), never offered to anybody who labelled one of its units (annotation.selectors.available_hits).
@@ -34,8 +37,8 @@ SNAPSHOT = ("task", "summary_sentence_id", "keyfact_id", "text", "sentence_text"
 
 
 def promised_places(project: Project, states: list[UnitState]) -> dict[int, int]:
-    """Per first-round unit, the labels its HITs promise: its own HIT's places, and one per top-up HIT it is in,
-    with the places added in review."""
+    """Per first-round unit, the labels its HITs promise: its own HIT's places and each top-up HIT's (one, and the
+    extra places of a top-up that asks more or of one sent back in review)."""
     ids = [state.unit_id for state in states]
     first = redundancy_of(project).first_round
     promised = dict(Unit.objects.filter(pk__in=ids).values_list("pk", "hit__extra_places"))
@@ -46,13 +49,15 @@ def promised_places(project: Project, states: list[UnitState]) -> dict[int, int]
 
 
 def wanting(project: Project, task: str | None = None) -> list[UnitState]:
-    """The states of `project` that ask for more labels than their HITs promise."""
+    """The states of `project` that ask for more labels than their HITs promise, each with `wanted`, how many more."""
     states = UnitState.objects.filter(project=project, verdict=Verdict.NEEDS_MORE)
     if task is not None:
         states = states.filter(task=task)
     states = list(states.order_by("unit_id"))
     promised = promised_places(project, states)
-    return [state for state in states if promised[state.unit_id] < state.target]
+    for state in states:
+        state.wanted = state.target - promised[state.unit_id]
+    return [state for state in states if state.wanted > 0]
 
 
 def topups_build(project: Project) -> dict[str, int]:
@@ -76,10 +81,10 @@ def topups_build(project: Project) -> dict[str, int]:
         groups: dict[tuple, list[Unit]] = defaultdict(list)
         for state in states:
             unit = units[state.unit_id]
-            groups[unit.task, unit.hit.document_id, unit.hit.summary_id].append(unit)
+            groups[unit.task, unit.hit.document_id, unit.hit.summary_id, state.wanted].append(unit)
         new: list[tuple[Hit, list[Unit]]] = []
         for key, members in sorted(groups.items(), key=lambda item: str(item[0])):
-            new.append(_topup_hit(project, members))
+            new.append(_topup_hit(project, members, places=key[3]))
             made[key[0]] += 1
         if new:
             injection = Injection(project) if project.attention_check_rate > 0 else None
@@ -92,14 +97,14 @@ def topups_build(project: Project) -> dict[str, int]:
     return made
 
 
-def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
+def _topup_hit(project: Project, members: list[Unit], *, places: int) -> tuple[Hit, list[Unit]]:
     first = members[0].hit
     same_item = Q(task=first.task, document_id=first.document_id, summary_id=first.summary_id)
     last_round = Hit.objects.filter(same_item).aggregate(last=Max("round"))["last"] or 0
     position = (Hit.objects.filter(project=project, task=first.task).aggregate(last=Max("position"))["last"] or 0)
     hit = Hit.objects.create(project=project, task=first.task, document_id=first.document_id,
                              summary_id=first.summary_id, position=position + 1, round=last_round + 1,
-                             assistance=first.assistance)
+                             assistance=first.assistance, extra_places=places - 1)
     units = [Unit(hit=hit, origin_id=member.pk, position=position,
                   **{name: getattr(member, name) for name in SNAPSHOT})
              for position, member in enumerate(sorted(members, key=lambda unit: unit.position))]
@@ -111,13 +116,13 @@ def _topup_hit(project: Project, members: list[Unit]) -> tuple[Hit, list[Unit]]:
 
 
 def over_budget(project: Project, states: list[UnitState]) -> bool:
-    """Whether one more label for each of these units would take the project's expected cost past its budget."""
+    """Whether the labels these units want would take the project's expected cost past its budget."""
     if project.budget_usd is None:
         return False
     from .costs import project_costs
 
     costs = project_costs(project)
-    extra = costs.label_usd * len(states) / Decimal(1 - costs.check_share)
+    extra = costs.label_usd * sum(state.wanted for state in states) / Decimal(1 - costs.check_share)
     return costs.total["to_finish"] + extra > project.budget_usd
 
 

@@ -5,9 +5,11 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 from django.urls import reverse
 
-from annotation.models import Hit
+from annotation.models import Hit, UnitState
+from annotation.redundancy import Verdict
 from annotation.services.costs import project_costs
 from annotation.services.topups import topups_build
+from corpus.models import RedundancyPolicy
 from tests.work import crowd_annotator, first_round_hit, work_next_hit
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +75,16 @@ def test_a_fixed_project_saves_nothing(client, project, manager):
     costs = project_costs(project)
     assert costs.total["saved"] == 0 and costs.tasks[0].settled == Hit.objects.get(
         project=project, task="fv", position=first_round_hit(project, "fv").position).units.count()
+
+
+def test_under_lead_the_projection_counts_the_two_labels_a_split_asks(adaptive):
+    adaptive.redundancy_policy = RedundancyPolicy.LEAD
+    adaptive.save(update_fields=["redundancy_policy"])
+    hit = first_round_hit(adaptive, "fv")
+    split = hit.units.order_by("position")[1]
+    work_next_hit(crowd_annotator("ann", adaptive), adaptive, "fv")
+    work_next_hit(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
+    costs = project_costs(adaptive)
+    judged = UnitState.objects.filter(project=adaptive).exclude(verdict=Verdict.COLLECTING).count()
+    assert costs.split_share == pytest.approx(1 / judged)
+    assert costs.expected_extra == pytest.approx(2 / judged)

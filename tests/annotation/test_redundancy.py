@@ -83,3 +83,27 @@ def test_fixed_takes_n_labels_whatever_they_say():
 def test_a_policy_that_cannot_work_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Redundancy(**kwargs)
+
+
+def test_an_undecided_unit_asks_at_once_for_the_fewest_labels_that_could_settle_it():
+    lead = Redundancy(Policy.LEAD, 3, margin=2, cap=5)
+    # After a 1-1 split one more label can only lead by one: two are asked in the same round.
+    assert lead.target([True, False]) == 4
+    assert lead.target([True, False, True]) == 4
+    # 2-2 could only reach a lead of one by the cap; the cap still bounds what is asked.
+    assert lead.target([True, False, True, False]) == 5
+    assert Redundancy(Policy.LEAD, 3, margin=3, cap=5).target([True, False]) == 5
+    adaptive = Redundancy(Policy.ADAPTIVE, 5)
+    assert adaptive.target([True, False, True]) == 4
+    assert adaptive.target([True, True, False, False]) == 5
+    # Asking the fewest at once buys no label that one at a time would not have bought: the same labels are taken.
+    for policy in (lead, adaptive, Redundancy(Policy.ADAPTIVE, 3)):
+        for stream in itertools.product((False, True), repeat=policy.most):
+            assert collect(policy, stream) == tuple(one_at_a_time(policy, stream))
+
+
+def one_at_a_time(policy: Redundancy, stream) -> list[bool]:
+    taken = list(stream[:policy.first_round])
+    while policy.verdict(taken) == Verdict.NEEDS_MORE:
+        taken.append(stream[len(taken)])
+    return taken

@@ -169,7 +169,7 @@ def test_the_progress_page_says_how_many_items_are_settled_and_keeps_polling_whi
     client.force_login(manager)
     page = client.get(f"/projects/{adaptive.slug}/progress/").content.decode()
     settled = hit.units.count() - 1
-    assert f"Items settled: <strong>{settled}</strong>" in page and "1 waiting for one more label" in page
+    assert f"Items settled: <strong>{settled}</strong>" in page and "1 waiting for more labels" in page
     assert 'hx-trigger="every 5s"' in page
 
 
@@ -182,3 +182,30 @@ def test_a_queued_top_up_job_serves_every_unit_that_waits_and_a_running_one_gets
     Job.objects.filter(pk=first.pk).update(status=Job.Status.RUNNING)
     second = topups_start(project=adaptive)
     assert second != first and second.status == Job.Status.QUEUED
+
+
+def test_under_lead_a_split_unit_asks_two_labels_in_one_top_up_hit(adaptive):
+    adaptive.redundancy_policy = RedundancyPolicy.LEAD
+    adaptive.save(update_fields=["redundancy_policy"])
+    hit = first_round_hit(adaptive, "fv")
+    split = hit.units.order_by("position")[1]
+    ann, bea, cid, dan, eve = (crowd_annotator(name, adaptive) for name in ("ann", "bea", "cid", "dan", "eve"))
+    work_next_hit(ann, adaptive, "fv")
+    work_next_hit(bea, adaptive, "fv", split=split)
+    state = UnitState.objects.get(unit=split)
+    assert (state.verdict, state.counted, state.target) == (Verdict.NEEDS_MORE, 2, 4)
+
+    assert topups_build(adaptive)["fv"] == 1
+    topup = Hit.objects.get(project=adaptive, round=1)
+    assert topup.places == 2 and [unit.origin_id for unit in topup.units.all()] == [split.pk]
+    assert topups_build(adaptive)["fv"] == 0
+    # The first of the two labels leaves the unit leading by one: it waits for the second, already asked.
+    work_next_hit(cid, adaptive, "fv", split=split, yes=True)
+    state.refresh_from_db()
+    assert (state.verdict, state.counted, state.target) == (Verdict.NEEDS_MORE, 3, 4)
+    assert not wanting(adaptive) and topups_build(adaptive)["fv"] == 0
+    assert reserve_next_hit(dan, adaptive, "fv", confirmed=True).hit == topup
+    Assignment.objects.filter(annotator=dan, status="reserved").update(status="returned")
+    work_next_hit(eve, adaptive, "fv", split=split, yes=True)
+    state.refresh_from_db()
+    assert (state.verdict, state.counted, state.yes, state.settled_round) == (Verdict.SETTLED, 4, 3, 1)

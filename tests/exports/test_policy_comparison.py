@@ -49,20 +49,20 @@ def test_adaptive_pays_two_labels_plus_one_for_each_split_first_pair():
 def test_lead_reads_on_until_one_answer_leads_by_two_and_escalates_at_five():
     streams = streams_of([
         [T, T, F, F, F],  # agree at once: 2 labels, round 1
-        [T, F, T, T, F],  # 3-1 after four: round 3
+        [T, F, T, T, F],  # split: two more at once, 3-1 after four: round 2
         [T, F, T, F, F],  # 2-2, then 3-2 at the cap: escalated, by its current majority no; fixed 3 says yes
         [F, T, F, F, T],  # 3-1 for no after four
     ], truth=[T, T, F, F])
     lead, fixed = collect(streams.labels, LEAD), collect(streams.labels, FIXED)
     assert lead.taken.tolist() == [2, 4, 5, 4]
-    assert lead.rounds.tolist() == [1, 3, 4, 3]
+    assert lead.rounds.tolist() == [1, 2, 3, 2]
     assert lead.escalated.tolist() == [F, F, T, F]
     assert majority(streams.labels, lead.taken, "fv").tolist() == [T, T, F, F]
     summary, baseline = summarize(streams, lead, fixed), summarize(streams, fixed, fixed)
     assert (summary.labels, summary.fixed_labels) == (15, 12)
     assert summary.same_majority == 3 and summary.errors == 0 and baseline.errors == 1
     assert (summary.escalated, summary.escalated_errors) == (1, 0)
-    assert summary.settled_by_round == (1, 0, 2) and summary.settled_within(2) == 0.25
+    assert summary.settled_by_round == (1, 2) and summary.settled_within(2) == 0.75
 
 
 def test_a_split_unit_tops_up_its_whole_hit_in_the_per_hit_design():
