@@ -125,7 +125,8 @@ class QualityNumbers:
         if self.data is None:
             return None
         rows = {data["annotator"]: data for data in self.data["rows"]}
-        people = (Annotator.objects.all() if annotators is None else annotators).filter(pk__in=rows)
+        people = ((Annotator.objects.all() if annotators is None else annotators).filter(pk__in=rows)
+                  .select_related("user"))
         people = {annotator.pk: annotator for annotator in people}
         statuses = dict(ProjectAnnotator.objects.filter(project=self.project, annotator_id__in=people)
                         .values_list("annotator_id", "status"))

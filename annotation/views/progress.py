@@ -134,7 +134,7 @@ def hit_detail(request, slug, hit_id):
 def _hit_detail_page(request, hit, status=200, **extra):
     project = hit.project
     units = list(hit.units.order_by("position"))
-    assignments = list(hit.assignments.select_related("annotator").order_by("reserved_at", "pk"))
+    assignments = list(hit.assignments.select_related("annotator__user").order_by("reserved_at", "pk"))
     labels = {(label.unit_id, label.assignment_id): label for label in Label.objects.filter(unit__hit=hit)}
     flags = {(flag.unit_id, flag.assignment_id): flag.comment for flag in ItemFlag.objects.filter(unit__hit=hit)}
     rows = [{"unit": unit, "name": describe_unit(unit),
@@ -171,7 +171,7 @@ def annotator_list(request, slug):
     annotators = (Annotator.objects.with_status_in(project).filter(Exists(assignments.filter(annotator=OuterRef("pk"))))
                   .annotate(submitted=count_of(assignments.filter(status=Assignment.Status.SUBMITTED), "annotator"),
                             reserved=count_of(assignments.filter(status=Assignment.Status.RESERVED), "annotator"))
-                  .order_by("created", "pk"))
+                  .select_related("user").order_by("created", "pk"))
     page = Paginator(annotators, 100).get_page(request.GET.get("page"))
     # Labels and seconds: those of closed assignments as a job stored them (annotation.quality.numbers), plus those
     # of the HITs still open, read now.
