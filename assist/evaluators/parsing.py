@@ -13,18 +13,36 @@ from .prompts import FINESURE_CATEGORIES
 
 _LABELS = {label: slug for slug, (label, _) in FINESURE_CATEGORIES.items()}
 _SHORT = {re.sub(r"\s*error$", "", label): slug for label, slug in _LABELS.items()}
-_SHORT.update({"no": "no_error", "none": "no_error", "out of article": "out_of_context", "link": "discourse_link",
-               "discourse": "discourse_link", "coref": "coreference", "grammar": "grammatical"})
+# Our prompt renames some of FineSurE's categories; a model that knows the paper answers in the paper's words (its
+# prompt: "circumstantial error", "linking error"; its tables: "CirE", "LinkE", FRANK's abbreviations) or in plain
+# synonyms. Each maps to one category without doubt; a word that could mean two (e.g. "hallucination", which any
+# of the seven errors may be called) is left out, so that the model is asked again rather than guessed for.
+_SHORT.update({
+    "no": "no_error", "none": "no_error", "no factual": "no_error", "correct": "no_error", "faithful": "no_error",
+    "supported": "no_error",
+    "out of article": "out_of_context", "out of document": "out_of_context", "out of source": "out_of_context",
+    "extrinsic": "out_of_context", "oute": "out_of_context",
+    "prede": "predicate", "verb": "predicate",
+    "ente": "entity",
+    "circumstantial": "circumstance", "circumstances": "circumstance", "cire": "circumstance",
+    "coref": "coreference", "corefe": "coreference", "reference": "coreference", "pronoun": "coreference",
+    "link": "discourse_link", "linking": "discourse_link", "discourse": "discourse_link",
+    "discourse linking": "discourse_link", "linke": "discourse_link",
+    "grammar": "grammatical", "ungrammatical": "grammatical", "grame": "grammatical",
+    "others": "other", "othere": "other",
+})
 SENTENCE_KEYS = ("sentence", "sentence_id", "line", "line number", "index", "id")
 KEYFACT_KEYS = ("key fact", "keyfact", "key_fact", "fact", "id", "index")
 MAX_CLAIM_PART_CHARS = 200  # A claim is a few words; anything longer is a paragraph pasted in the wrong place.
 
 
 def finesure_category(value: Any, label: str) -> str:
-    """Map "Entity Error", "out-of-context", "DISCOURSE_LINK" ... onto FineSurE's nine slugs."""
+    """Map "Entity Error", "out-of-context", "DISCOURSE_LINK", "linking error", "CirE" ... onto FineSurE's nine
+    slugs."""
     if not isinstance(value, str) or not value.strip():
         raise ParseError(f"{label}: missing category")
     key = re.sub(r"[\s_\-]+", " ", value.strip().lower()).strip(" .'\"*")
+    key = re.sub(r"\s*\([^()]*\)$", "", key)  # "circumstantial error (CirE)": the name before its gloss
     key = re.sub(r"\s*errors?$", "", key).strip()
     if key in _SHORT:
         return _SHORT[key]

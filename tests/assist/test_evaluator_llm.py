@@ -158,6 +158,53 @@ def test_a_summary_whose_answers_stay_malformed_fails_alone_with_the_reason_and_
     assert failed.raw_response == answer("finesure_fact_check_cut_off.txt") and failed.attempts == 2  # bounded
 
 
+PAPER_NAMES = [  # (the category as a model that read FineSurE writes it, the slug it stands for)
+    ("Circumstantial Error", "circumstance"), ("linking error", "discourse_link"),
+    ("out-of-context error", "out_of_context"), ("CorefE", "coreference"), ("No factual error", "no_error"),
+    ("Grammatical Error (GramE)", "grammatical"), ("PredE", "predicate"),
+]
+
+
+def fact_check_answer(categories: list[str]) -> str:
+    return json.dumps([{"sentence": i, "reason": f"Reason {i}.", "category": category}
+                       for i, category in enumerate(categories, start=1)])
+
+
+def test_finesure_reads_the_papers_category_names_and_plain_synonyms_at_the_first_answer(chat_server, backend):
+    sentences = [f"Sentence number {i}." for i in range(1, len(PAPER_NAMES) + 1)]
+
+    def respond(request):
+        if prompt_of(request).startswith("Below are a summary"):
+            return chat_reply(answer("finesure_alignment.json"))
+        return chat_reply(fact_check_answer([name for name, _ in PAPER_NAMES]))
+
+    chat_server.responder = respond
+    sleeps = []
+
+    [result] = FineSurEEvaluator(backend=backend).evaluate_document(document(("s1", sentences)),
+                                                                    tools(sleeps=sleeps)).summaries
+
+    assert result.status == "ok", result.error
+    assert [s.category for s in result.sentences] == [slug for _, slug in PAPER_NAMES]
+    assert [s.error for s in result.sentences] == [slug != "no_error" for _, slug in PAPER_NAMES]
+    assert result.dimensions["faithfulness"] == pytest.approx(1 / 7)
+    assert len(chat_server.requests) == 2 and sleeps == []  # understood at once: nothing asked again
+
+
+def test_a_category_that_could_mean_several_errors_is_asked_again_then_fails_with_the_word(chat_server, backend):
+    def respond(request):
+        if prompt_of(request).startswith("Below are a summary"):
+            return chat_reply(answer("finesure_alignment.json"))
+        return chat_reply(fact_check_answer(["no error", "hallucination", "no error"]))
+
+    chat_server.responder = respond
+
+    [result] = FineSurEEvaluator(backend=backend).evaluate_document(document(("s1", SUMMARY)), tools()).summaries
+
+    assert result.status == "failed"
+    assert result.error.startswith("fact_check: ParseError: Sentence 2: unknown category 'hallucination'")
+
+
 def test_finesure_answers_come_from_the_cache_on_a_second_run(chat_server, backend):
     chat_server.responder = lambda request: chat_reply(answer(
         "finesure_alignment.json" if prompt_of(request).startswith("Below are a summary")
