@@ -210,6 +210,11 @@ class ScoreTable:
     overall: pd.DataFrame
     domain_stability: pd.DataFrame
 
+    def domain_average(self, dimension: str) -> pd.Series:
+        """Per domain, the mean over summarizers of their cells (tables 14-17, "Avg. Score in Domain"); a
+        summarizer without a score in a domain is left out of that domain's mean."""
+        return self.by_domain[dimension].mean(axis=0)
+
 
 def score_table(rows: Iterable[Mapping]) -> ScoreTable:
     """Tables per summarizer and domain from per-summary rows.
@@ -235,6 +240,84 @@ def score_table(rows: Iterable[Mapping]) -> ScoreTable:
         {dimension: table.apply(_stability_or_nan, axis=1) for dimension, table in by_domain.items()}
     )
     return ScoreTable(by_domain=by_domain, overall=overall, domain_stability=stability)
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextTable:
+    """Scores by input type and length in percent, as the paper's table 4.
+
+    `cells`: per summarizer (rows), the mean score of its summaries in each (input type, length, dimension)
+    (columns). `model_average`: per summarizer and dimension, the mean of its context cells ("Avg. Score
+    (Model-wise)": each context weighs the same, as 84.1 = (87.6 + 89.5 + 81.5 + 77.9) / 4 for BART's
+    faithfulness shows). `context_average`: per column, the mean over summarizers ("Avg. Score (Context-wise)");
+    `overall`: per dimension, the mean of the summarizers' model-wise averages (the table's last corner).
+    """
+
+    cells: pd.DataFrame
+    model_average: pd.DataFrame
+    context_average: pd.Series
+    overall: pd.Series
+
+
+def context_table(rows: Iterable[Mapping]) -> ContextTable:
+    """Table 4 from per-summary rows with `model`, `input_type`, `length` and the three scores as fractions.
+
+    Every cell is a mean over summaries, so a context whose domains have unequal numbers of documents weighs
+    each document the same; a summary whose score is undefined is left out of that dimension only. A context no
+    summary of a summarizer falls in is NaN and left out of its model-wise average.
+    """
+    keys = ("model", "input_type", "length", *SCORE_DIMENSIONS)
+    frame = pd.DataFrame.from_records([{key: row.get(key) for key in keys} for row in rows], columns=list(keys))
+    if frame.empty:
+        raise ValueError("A context table needs at least one summary.")
+    scores = frame[list(SCORE_DIMENSIONS)].apply(pd.to_numeric, errors="coerce").astype(float) * 100
+    means = pd.concat([frame[["model", "input_type", "length"]], scores], axis=1).groupby(
+        ["model", "input_type", "length"]).mean()
+    cells = means.unstack(["input_type", "length"])  # columns: (dimension, input type, length)
+    cells.columns = cells.columns.reorder_levels([1, 2, 0])
+    cells = cells.sort_index(axis=1)
+    model_average = pd.DataFrame({dimension: cells.xs(dimension, axis=1, level=2).mean(axis=1)
+                                  for dimension in SCORE_DIMENSIONS})
+    return ContextTable(cells=cells, model_average=model_average, context_average=cells.mean(axis=0),
+                        overall=model_average.mean(axis=0))
+
+
+def summary_has_error(sentence_error_flags: Sequence[bool | None]) -> bool | None:
+    """Whether the majority found a factual error in some sentence of a summary: True as soon as one sentence has
+    one, False when every sentence is decided and none has, None while that is not known yet."""
+    if any(flag for flag in sentence_error_flags):
+        return True
+    if sentence_error_flags and all(flag is not None for flag in sentence_error_flags):
+        return False
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceShare:
+    """Source texts for which at least one summarizer hallucinates (paper 4.1: 93.3% of the selected texts)."""
+
+    hallucinated: int  # some summary of the text has a sentence with a factual error
+    decided: int  # hallucinated, or every summary's every sentence decided without an error
+    undecided: int  # neither yet: left out of the share
+
+    @property
+    def share(self) -> float | None:
+        return self.hallucinated / self.decided if self.decided else None
+
+
+def hallucinated_sources(summaries: Mapping[Hashable, Iterable[bool | None]]) -> SourceShare:
+    """`summaries[text]`: the `summary_has_error` of each summary of one source text."""
+    hallucinated = decided = undecided = 0
+    for flags in summaries.values():
+        flags = list(flags)
+        if any(flag for flag in flags):
+            hallucinated += 1
+            decided += 1
+        elif flags and all(flag is False for flag in flags):
+            decided += 1
+        else:
+            undecided += 1
+    return SourceShare(hallucinated, decided, undecided)
 
 
 def error_type_distribution(

@@ -17,13 +17,16 @@ from exports.scores import (
     completeness,
     composite,
     conciseness,
+    context_table,
     domain_stability,
     error_type_distribution,
     faithfulness,
+    hallucinated_sources,
     key_fact_alignment_scores,
     majority_vote,
     novel_ngram_ratio,
     score_table,
+    summary_has_error,
     tokenize,
 )
 
@@ -279,3 +282,86 @@ def test_ai_correction_rates_without_pairs():
     rates = ai_correction_rates([])
     assert rates.ai_error_correction_rate is None and rates.ai_no_error_correction_rate is None
     assert not math.isnan(ai_correction_rates([(True, True)]).ai_error_correction_rate)
+
+
+# Table 4's contexts, from the dataset list of table 9: which domains are short or long, dialogue or not.
+CONTEXT_OF = {"News": ("non-dialogue", "short"), "Lifestyle": ("non-dialogue", "short"),
+              "Report": ("non-dialogue", "long"), "Med lit": ("non-dialogue", "long"), "Sci-fi": ("non-dialogue", "long"),
+              "Daily life": ("dialogue", "short"), "Booking": ("dialogue", "short"),
+              "Interview": ("dialogue", "long"), "Meeting": ("dialogue", "long")}
+
+
+def test_context_table_reproduces_table_4_for_bart_from_tables_14_to_16():
+    rows = [{**row, "input_type": CONTEXT_OF[row["domain"]][0], "length": CONTEXT_OF[row["domain"]][1]}
+            for row in summary_rows("BART", {dim: BART[dim] for dim in ("faithfulness", "completeness",
+                                                                        "conciseness")})]
+    table = context_table(rows)
+    # Table 4, BART: Faith/Comp/Conc per context, then the model-wise averages 84.1, 40.7, 74.6.
+    published = {("non-dialogue", "short"): (87.6, 67.9, 86.6), ("non-dialogue", "long"): (89.5, 16.3, 60.1),
+                 ("dialogue", "short"): (81.5, 47.8, 79.6), ("dialogue", "long"): (77.9, 30.9, 72.2)}
+    for (kind, length), values in published.items():
+        for dimension, value in zip(("faithfulness", "completeness", "conciseness"), values):
+            assert table.cells.loc["BART", (kind, length, dimension)] == pytest.approx(value, abs=0.051)
+    assert table.model_average.loc["BART"].tolist() == pytest.approx([84.1, 40.7, 74.6], abs=0.051)
+
+
+def test_context_table_by_hand():
+    rows = [
+        {"model": "A", "input_type": "non-dialogue", "length": "short", "faithfulness": 1.0, "completeness": 0.5,
+         "conciseness": 1.0},
+        {"model": "A", "input_type": "non-dialogue", "length": "short", "faithfulness": 0.5, "completeness": None,
+         "conciseness": 1.0},
+        {"model": "A", "input_type": "non-dialogue", "length": "long", "faithfulness": 0.0, "completeness": 0.25,
+         "conciseness": 0.5},
+        {"model": "A", "input_type": "dialogue", "length": "short", "faithfulness": 1.0, "completeness": 1.0,
+         "conciseness": 1.0},
+        {"model": "B", "input_type": "non-dialogue", "length": "short", "faithfulness": 0.5, "completeness": 0.5,
+         "conciseness": 0.5},
+        {"model": "B", "input_type": "dialogue", "length": "short", "faithfulness": 0.0, "completeness": 0.0,
+         "conciseness": 0.0},
+    ]
+    table = context_table(rows)
+    # A, non-dialogue short: faithfulness (100 + 50) / 2, completeness 50 (the one defined), conciseness 100.
+    assert table.cells.loc["A", ("non-dialogue", "short", "faithfulness")] == 75.0
+    assert table.cells.loc["A", ("non-dialogue", "short", "completeness")] == 50.0
+    # B has no long text: its cell is empty and its average runs over its two contexts.
+    assert math.isnan(table.cells.loc["B", ("non-dialogue", "long", "faithfulness")])
+    assert table.model_average.loc["A", "faithfulness"] == pytest.approx((75 + 0 + 100) / 3)
+    assert table.model_average.loc["B", "faithfulness"] == 25.0
+    assert table.context_average[("non-dialogue", "short", "faithfulness")] == 62.5
+    assert table.context_average[("dialogue", "short", "conciseness")] == 50.0
+    assert table.overall["faithfulness"] == pytest.approx(((75 + 0 + 100) / 3 + 25) / 2)
+    with pytest.raises(ValueError):
+        context_table([])
+
+
+def test_the_domain_average_is_the_mean_over_summarizers():
+    rows = [{"model": "A", "domain": "news", "faithfulness": 1.0, "completeness": 0.5, "conciseness": 0.5},
+            {"model": "B", "domain": "news", "faithfulness": 0.5, "completeness": 0.0, "conciseness": 1.0},
+            {"model": "A", "domain": "meeting", "faithfulness": 0.2, "completeness": 0.4, "conciseness": 0.6}]
+    table = score_table(rows)
+    assert table.domain_average("faithfulness").to_dict() == pytest.approx({"news": 75.0, "meeting": 20.0})
+    # Composite: news A (100 + 50 + 50) / 3, B (50 + 0 + 100) / 3; their mean is 58.33.
+    assert table.domain_average("composite")["news"] == pytest.approx(175 / 3)
+    # Table 14's "Avg. Score in Domain" for News from its nine summarizers.
+    news = [91.5, 84.7, 81.8, 94.7, 92.7, 97.4, 95.0, 97.3, 99.3]
+    published = score_table([{"model": str(i), "domain": "News", "faithfulness": v / 100, "completeness": 0.5,
+                              "conciseness": 0.5} for i, v in enumerate(news)])
+    assert published.domain_average("faithfulness")["News"] == pytest.approx(92.7, abs=0.05)
+
+
+def test_a_summary_has_an_error_once_one_sentence_has_one():
+    assert summary_has_error([False, True]) is True
+    assert summary_has_error([None, True]) is True
+    assert summary_has_error([False, False]) is False
+    assert summary_has_error([False, None]) is None
+    assert summary_has_error([]) is None
+
+
+def test_hallucinated_sources_count_a_text_once_any_summary_errs():
+    share = hallucinated_sources({"t1": [True, False], "t2": [False, False], "t3": [None, True], "t4": [False, None],
+                                  "t5": []})
+    # t1 and t3 hallucinated; t2 decided without one; t4 and t5 not decided yet.
+    assert (share.hallucinated, share.decided, share.undecided) == (2, 3, 2)
+    assert share.share == pytest.approx(2 / 3)
+    assert hallucinated_sources({}).share is None
