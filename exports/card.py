@@ -9,6 +9,7 @@ from annotation.models import Task
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .analytics import Analytics
+from .paper_tables import markdown, paper_tables, source_lengths
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, AgreementReport
 from .scores import TIE_BREAK
 from .selectors import analysis_labels
@@ -103,6 +104,7 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
         lines += _table(["summarizer", *map(str, composite.columns)],
                         [[model, *[_num(v, 1) for v in values]] for model, values in
                          zip(composite.index, composite.to_numpy().tolist())])
+    lines += ["", *_paper_table_lines(project, analytics)]
     rates = analytics.corrections_judgments
     lines += ["", "## AI assistance", "",
               f"Of the AI's error flags, {_num(_pct(rates.ai_error_correction_rate), 1)}% were overruled by "
@@ -113,6 +115,20 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
     if evaluators:
         lines += _evaluator_lines(evaluators)
     return "\n".join(lines) + "\n"
+
+
+def _paper_table_lines(project: Project, analytics: Analytics) -> list[str]:
+    """The paper's result tables (exports.paper_tables), in its layout and rounding, each under its caption."""
+    tables = paper_tables(analytics, source_lengths(project))
+    listed = [tables["context-scores"]] if "context-scores" in tables else []
+    listed += list(tables.get("domain-table", {}).values())
+    listed += [tables["hallucinated-sources"], tables["error-types-by-summarizer"]]
+    lines = ["## The paper's result tables", "",
+             "As the UniSumEval paper lays them out and rounds them (percent, one decimal), from the majority labels.",
+             ""]
+    for table in listed:
+        lines += [*markdown(table), ""]
+    return lines
 
 
 def _dawid_skene_lines(summary: dict) -> list[str]:

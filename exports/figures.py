@@ -32,6 +32,7 @@ from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
 from .models import AnalyticsFigures, ReleaseLabels
+from .paper_tables import csv_rows, header_rows, paper_tables, source_lengths
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
@@ -43,8 +44,8 @@ KIND = "analytics"
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 # The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
 # differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels
-# beside all labels, Dawid-Skene beside majority vote.
-FORMAT = 2
+# beside all labels, Dawid-Skene beside majority vote. 3: the paper's result tables.
+FORMAT = 3
 
 
 def labels_fingerprint(project: Project) -> str:
@@ -61,6 +62,8 @@ def labels_fingerprint(project: Project) -> str:
     parts = [
         FORMAT,
         project.adjudication_in_aggregation,
+        # Which sources are long (the context table) follows the project's threshold.
+        project.long_threshold_words,
         # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
         # confirmation): a reservation or an answer saved on one changes nothing until it is submitted, and a grade or
         # an override matters only by moving a submission in or out of the set.
@@ -155,6 +158,10 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
             "progress_chart": plots.lines(series) if series else None}
     table = data.table()
     tables = _analytics_tables(data)
+    paper = paper_tables(data, source_lengths(project))
+    page["paper_tables"] = _paper_context(paper)
+    tables.update({name: ({key: csv_rows(table) for key, table in value.items()} if name == "domain-table"
+                          else csv_rows(value)) for name, value in paper.items()})
     if table is not None:
         page["heatmaps"] = {dimension: plots.heatmap(
             [str(i) for i in frame.index], [str(c) for c in frame.columns], frame.to_numpy().tolist())
@@ -212,8 +219,8 @@ def table_from(figures: dict, table: str, dimension: str = "composite") -> list[
     tables = figures["tables"]
     if table.startswith("evaluator-"):
         rows = tables["evaluator"].get(table.removeprefix("evaluator-"), [])
-    elif table == "scores":
-        rows = tables["scores"].get(dimension, [])
+    elif table in ("scores", "domain-table"):
+        rows = tables.get(table, {}).get(dimension, [])
     elif table in tables:
         rows = tables[table]
     else:
@@ -241,6 +248,31 @@ def _analytics_tables(data: Analytics) -> dict:
                         for name, rates in (("per judgment", data.corrections_judgments),
                                             ("per sentence (majority)", data.corrections_majority))],
     }
+
+
+def _paper_context(paper: dict) -> list[dict]:
+    """The paper's tables as the page draws them, in the paper's order: table 4, tables 14-17, the hallucinated
+    source texts, the error types per summarizer. Each names its CSV (and, for tables 14-17, the dimension)."""
+    listed = []
+    if "context-scores" in paper:
+        listed.append(("context-scores", "", paper["context-scores"]))
+    for dimension, table in paper.get("domain-table", {}).items():
+        listed.append(("domain-table", dimension, table))
+    listed += [("hallucinated-sources", "", paper["hallucinated-sources"]),
+               ("error-types-by-summarizer", "", paper["error-types-by-summarizer"])]
+    return [{"csv": name, "dimension": dimension, "caption": table["caption"], "note": table["note"],
+             "head": header_rows(table),
+             "rows": [{"total": index >= len(table["rows"]) - table["total"],
+                       "cells": [{"text": _paper_cell(value), "num": position > 0}
+                                 for position, value in enumerate(row)]}
+                      for index, row in enumerate(table["rows"])]}
+            for name, dimension, table in listed]
+
+
+def _paper_cell(value) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
 
 
 def _rates(rates) -> dict:

@@ -28,6 +28,7 @@ from .evaluators import import_evaluator_scores
 from .export import TABLE_FORMATS, ExportOptions
 from .figures import DIMENSIONS, current_figures, figures_job, figures_start, labels_fingerprint, table_from
 from .figures import KIND as FIGURES_KIND
+from .paper_tables import PAPER_TABLES
 from .runs import export_start
 from .tables import TABLES
 
@@ -104,7 +105,7 @@ def table_csv(request, slug, table):
     """One table as CSV, from the current figures only: while they are being recomputed, 503 and Retry-After
     (never the figures of older labels, never a computation inside the request)."""
     project = get_managed_project(request.user, slug)
-    if table not in TABLES and not table.startswith("evaluator-"):
+    if table not in TABLES and table not in PAPER_TABLES and not table.startswith("evaluator-"):
         raise Http404("No such table")
     include_simulated = _include_simulated(request)
     stored, fingerprint = current_figures(project, include_simulated=include_simulated)
