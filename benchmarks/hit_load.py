@@ -4,6 +4,8 @@
     python -m benchmarks.hit_load --annotators 50 --seconds 60 --think 1.0 --workers 4 --worker-class sync
     python -m benchmarks.hit_load --annotators 10 --think 0 --db sqlite    # the embedded default, no Redis
     python -m benchmarks.hit_load --annotators 10 --think 0 --api          # the same work through the REST API
+    python -m benchmarks.hit_load --annotators 10 --think 0 --seconds 420 --gunicorn-config deploy/gunicorn.conf.py
+                                                        # as deployed, long enough for workers to be recycled
 
 Set-up (in a child process, on a scratch database that is dropped and re-created: PostgreSQL `finegrain_hitload`,
 or with `--db sqlite` the file benchmarks/out/hitload.sqlite3 under the settings' SQLite options): one
@@ -16,7 +18,9 @@ random think time of `--think` seconds on average, none with 0) and reopens the 
 the time is up. `--api` does the same through the REST API with a token: the assignment with its units
 (GET /api/assignments/<id>/) and one JSON answer per item (POST /api/assignments/<id>/answers/). Targets: page p99
 <= 150 ms, answer p99 <= 50 ms. Afterwards the database is checked: every answer that got a 200 is stored, with the
-last value sent (no lost or stale writes).
+last value sent (no lost or stale writes). The report also gives the longest time in which no request finished and
+the whole seconds without one (a stall, e.g. workers recycled together), the workers recycled (from gunicorn's log)
+and the workers' largest resident memory at the start, at the end and at most (sampled every 5 s).
 """
 
 import argparse
@@ -206,18 +210,21 @@ class Annotator:
         return self.request("GET", self.page_path)
 
     def answer(self, position: int, has_error: bool) -> tuple[int, float]:
+        # Every AI judgment of the set-up says "no error": agreeing with it is saying the sentence has none (an
+        # answer that contradicts itself is refused).
         if self.api:
-            body = json.dumps({"unit": str(position), "ai_right": True, "has_error": has_error,
+            body = json.dumps({"unit": str(position), "ai_right": not has_error, "has_error": has_error,
                                "error_types": ["entity"] if has_error else [], "seconds_on_item": 1.0})
             return self.request("POST", f"{self.page_path}answers/", body)
-        body = urlencode([(f"u{position}-ai_right", "yes"), (f"u{position}-has_error", "yes" if has_error else "no"),
-                          (f"u{position}-error_types", ""), *([(f"u{position}-error_types", "entity")] if has_error
-                                                              else []), (f"u{position}-seconds", "1.0")])
+        body = urlencode([(f"u{position}-ai_right", "no" if has_error else "yes"),
+                          (f"u{position}-has_error", "yes" if has_error else "no"), (f"u{position}-error_types", ""),
+                          *([(f"u{position}-error_types", "entity")] if has_error else []),
+                          (f"u{position}-seconds", "1.0")])
         return self.request("POST", f"{self.page_path}answers/{position}/", body)
 
 
 def run_load(port: int, sessions: list[dict], seconds: float, think: float, api: bool = False) -> dict:
-    pages, answers, errors = [], [], []
+    pages, answers, errors, done = [], [], [], []
     last_sent: dict[str, bool] = {}
     lock = threading.Lock()
     start = threading.Barrier(len(sessions) + 1)
@@ -234,11 +241,13 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float, api:
                 status, elapsed = client.open_page()
                 with lock:
                     (pages if status == 200 else errors).append(elapsed if status == 200 else f"GET {status}")
+                    done.append(time.monotonic())
             if think:
                 time.sleep(rng.expovariate(1 / think))
             position, has_error = answered % info["units"], rng.random() < 0.5
             status, elapsed = client.answer(position, has_error)
             with lock:
+                done.append(time.monotonic())
                 if status == 200:
                     answers.append(elapsed)
                     last_sent[f"{info['assignment']}|{position}"] = has_error
@@ -255,9 +264,35 @@ def run_load(port: int, sessions: list[dict], seconds: float, think: float, api:
     for thread in threads:
         thread.join()
     wall = time.monotonic() - began
-    return {"pages": summarize(pages), "answers": summarize(answers), "errors": errors[:20],
+    return {"pages": summarize(pages), "answers": summarize(answers), **silences(done, began, began + wall),
+            "errors": errors[:20],
             "error_count": len(errors), "wall_seconds": round(wall, 1),
             "requests_per_second": round((len(pages) + len(answers)) / wall, 1), "last_sent": last_sent}
+
+
+def silences(done: list[float], began: float, ended: float) -> dict:
+    """How long the server answered nothing: the longest wait between two finished requests (or the run's edges),
+    and the whole seconds of the run in which no request finished."""
+    times = [began, *sorted(done), ended]
+    longest = max(b - a for a, b in zip(times, times[1:], strict=False))
+    busy = {int(t - began) for t in done}
+    return {"longest_silence_ms": round(longest * 1000, 1),
+            "silent_seconds": sum(1 for second in range(int(ended - began)) if second not in busy)}
+
+
+def worker_memory(server_pid: int) -> dict[int, int]:
+    """Resident memory (kB) of each process whose parent is the gunicorn master."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if int(fields.get("PPid", "0").strip()) == server_pid:
+            found[int(entry.name)] = int(fields.get("VmRSS", "0 kB").split()[0])
+    return found
 
 
 def warm_up(port: int, sessions: list[dict], requests: int, api: bool = False) -> None:
@@ -312,6 +347,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--api", action="store_true", help="the REST API with a token instead of the pages")
+    parser.add_argument("--gunicorn-config", metavar="FILE",
+                        help="serve with a gunicorn config file, e.g. deploy/gunicorn.conf.py (worker recycling, "
+                             "preloading) as production does; the options here still set the workers and threads")
+    parser.add_argument("--max-requests", type=int, help="override the recycling point (0: never recycle)")
+    parser.add_argument("--max-requests-jitter", type=int)
+    parser.add_argument("--no-preload", action="store_true",
+                        help="with deploy/gunicorn.conf.py: do not preload the app (GUNICORN_PRELOAD=0)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -328,18 +370,46 @@ def main() -> None:
     port = free_port()
     env = {**os.environ, **env_vars}
     env.pop("CELERY_BROKER_URL", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
-         str(args.workers), "--worker-class", args.worker_class, "--threads", str(args.threads),
-         "--keep-alive", "30", "--log-level", "warning"],
-        cwd=ROOT, env=env)
+    log = ROOT / "benchmarks" / "out" / "hit_load_gunicorn.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
+               str(args.workers), "--worker-class", args.worker_class, "--threads", str(args.threads),
+               "--keep-alive", "30", "--log-level", "info", "--error-logfile", str(log), "--access-logfile",
+               "/dev/null"]
+    if args.gunicorn_config:
+        command += ["--config", str(Path(args.gunicorn_config).resolve())]
+    if args.no_preload:
+        env["GUNICORN_PRELOAD"] = "0"
+    if args.max_requests is not None:
+        command += ["--max-requests", str(args.max_requests)]
+    if args.max_requests_jitter is not None:
+        command += ["--max-requests-jitter", str(args.max_requests_jitter)]
+    server = subprocess.Popen(command, cwd=ROOT, env=env)
+    memory: list[dict[int, int]] = []
+    sampling = threading.Event()
+
+    def sample():
+        while not sampling.wait(5):
+            memory.append(worker_memory(server.pid))
+
     try:
-        wait_for_port(port, seconds=10)
+        wait_for_port(port, seconds=30)
         warm_up(port, setup["sessions"], 4 * args.workers, args.api)
+        memory.append(worker_memory(server.pid))
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         result = run_load(port, setup["sessions"], args.seconds, args.think, args.api)
+        sampling.set()
+        memory.append(worker_memory(server.pid))
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
+    logged = log.read_text(errors="replace")
+    result["worker_restarts"] = logged.count("Autorestarting worker")
+    result["worker_rss_mb"] = {"start": round(max(memory[0].values(), default=0) / 1024, 1),
+                               "end": round(max(memory[-1].values(), default=0) / 1024, 1),
+                               "max": round(max((max(m.values(), default=0) for m in memory), default=0) / 1024, 1)}
     sent_file = ROOT / "benchmarks" / "out" / "hit_load_sent.json"
     sent_file.parent.mkdir(parents=True, exist_ok=True)
     sent_file.write_text(json.dumps(result.pop("last_sent")))
