@@ -2,13 +2,15 @@
 benchmark export").
 
 Files written next to `out` (stem = out without its extension):
-- out: one row per summary with the release fields (exports.aggregation.RELEASE_FIELDS) plus `composite`, as
-  JSONL (one object a line) or JSON (one array); with `annotator_labels` each row also carries every counted
-  label under pseudonymous annotator ids (Annotator.pseudonym, derived from its public_id: stable across
-  exports, never the account or crowd worker id), `item_flags` (the annotators' comments on items they flagged
-  as broken or unclear, never on attention checks) and `adjudications` (reviewers' settled labels with their
-  reasons, kept apart; `used_in_scores` says whether the scores used them); with `assistance`, the AI assistance
-  shown (ai_category, ai_reason, highlighted source sentences per target).
+- out: one row per summary with the release fields (exports.aggregation.RELEASE_FIELDS) plus `composite`, as JSONL
+  (one object a line) or JSON (one array); then, as the release has them, `summary_success_state` and every
+  evaluator's stored scores, per summary and per sentence (exports.machine_scores), so that the file reads as the
+  release (import_release, with the file given as both of its files); with `annotator_labels` each row also carries
+  every counted label under pseudonymous annotator ids (Annotator.pseudonym, derived from its public_id: stable across
+  exports, never the account or crowd worker id), `item_flags` (the annotators' comments on items they flagged as
+  broken or unclear, never on attention checks) and `adjudications` (reviewers' settled labels with their reasons,
+  kept apart; `used_in_scores` says whether the scores used them); with `assistance`, the AI assistance shown
+  (ai_category, ai_reason, highlighted source sentences per target).
 - stem.attention_checks.jsonl (`checks`): every answer given on an attention-check unit with the expected
   answer and the submission's grade, kept apart from the benchmark rows.
 - stem.summaries.csv|parquet and stem.labels.csv|parquet (`tables`): per-summary scores, and annotator-level
@@ -44,6 +46,8 @@ from corpus.models import Document, KeyFact, Project
 from .aggregation import DAWID_SKENE_FIELDS, REDUNDANCY_FIELDS, RELEASE_FIELDS, summary_results
 from .analytics import Collector
 from .csv_files import write_frame
+from .machine_scores import FIELDS as MACHINE_FIELDS
+from .machine_scores import MachineScores
 from .second_opinion import ANNOTATOR_COLUMNS, dawid_skene_summary, second_opinions
 from .selectors import RELEASE, analysis_labels, as_bool, as_uuid, check_labels, label_source, stream
 
@@ -93,6 +97,7 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
     rows = summary_results(project, source, annotator_labels=options.annotator_labels,
                            assistance=options.assistance, with_ai=collector is not None, opinions=opinions)
     encode = _RowEncoder()
+    machine = MachineScores(project) if evaluators else None
     with out.open("w", encoding="utf-8") as handle:
         if options.format == "json":
             handle.write("[\n")
@@ -101,6 +106,10 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
                 collector.add(row)
             public = {name: row[name] for name in AFTER_DOCUMENT}
             public["composite"] = row["composite"]
+            # A summary stored here is one its summarizer gave: a success in the release's terms.
+            public["summary_success_state"] = SUCCESS
+            public.update(machine.fields(row["uid"], row["model"], len(row["sentences"])) if machine is not None
+                          else NO_MACHINE_SCORES)
             public["label_source"] = source
             public.update((name, row[name]) for name in REDUNDANCY_FIELDS if name in row)
             if opinions is not None:
@@ -169,6 +178,8 @@ def export_benchmark(*, project: Project, out: Path, options: ExportOptions = Ex
     return result
 
 
+SUCCESS = "success"
+NO_MACHINE_SCORES = {field: {} for field in MACHINE_FIELDS}
 BEFORE_DOCUMENT = RELEASE_FIELDS[:RELEASE_FIELDS.index("document")]
 AFTER_DOCUMENT = RELEASE_FIELDS[RELEASE_FIELDS.index("document") + 1:]
 

@@ -17,28 +17,50 @@ What becomes of it:
 - the majority labels and human scores are stored as such (exports.models.ReleaseLabels), marked with the release's
   name, never as annotators' labels: the analytics read them under the label source "release";
 - the machine scores become imported evaluator scores (assist.models.EvaluatorScore), one evaluator per key of the
-  `machine_evaluation_results_<dimension>` objects;
+  `machine_evaluation_results_<dimension>` objects, its name as written; per sentence where the file gives them
+  (exports.machine_scores: the platform's export writes them), EvaluatorSentenceScore rows;
 - a summary whose `summary_success_state` is not "success" (in either file) is left out of all of this, as the
-  release's own benchmark script leaves it out; the result counts them.
-Everything is checked before anything is written, and written in one transaction: a file with a problem imports
-nothing, and every problem is reported with its file, line and field.
+  release's own benchmark script leaves it out, whatever else its row lacks (a failed summary may have no model);
+  the result counts them.
+The release as published has gaps: a null or NaN human or machine score is a missing value, counted in the result,
+never a refusal. What is refused is a file that cannot be read as the release: broken JSON, a missing required
+field, a label list of the wrong length, rows of one document that disagree on its text. Everything is checked
+before anything is written, and written in one transaction: a file with a problem imports nothing, and every
+problem is reported with its file, line and field.
 """
 
-import ast
 import dataclasses
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from django.db import transaction
 
-from assist.evaluators import NAMES as BUILT_IN
-from assist.models import EvaluatorScore
-from corpus.importing import INPUT_TYPES, LENGTHS, DatasetError, RowError, decode, import_dataset, read_jsonl
-from corpus.models import Document, KeyFact, Project, Summary
+from assist.models import EvaluatorScore, EvaluatorSentenceScore
+from corpus.importing import (
+    DOCUMENT_FIELDS,
+    INPUT_TYPES,
+    LENGTHS,
+    DatasetError,
+    RowError,
+    decode,
+    import_dataset,
+    read_jsonl,
+)
+from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 from corpus.storable_text import unstorable
 
-from .evaluators import EVALUATOR_NAME
+from .machine_scores import FIELDS as MACHINE_FIELDS
+from .machine_scores import (
+    MACHINE,
+    MISSING_TEXT,
+    SENTENCE_ERROR_TYPE,
+    SENTENCE_FIELDS,
+    SENTENCE_LABEL,
+    SENTENCE_SCORE,
+    sentence_values,
+    summary_scores,
+)
 from .models import ReleaseLabels
 
 FAITHFULNESS_FILE = "unisumeval_faithfulness.jsonl"
@@ -48,18 +70,19 @@ STATE = "summary_success_state"
 METADATA = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
             "summary", "sentences")
 SOURCE_TEXT = ("input_context", "document")
-MACHINE = {"faithfulness": "machine_evaluation_results_faithfulness",
-           "completeness": "machine_evaluation_results_completeness",
-           "conciseness": "machine_evaluation_results_conciseness"}
 FAITHFULNESS_LABELS = ("fact_verification_label", "fact_verification_error_type", "faithfulness_score")
 KEYFACT_LABELS = ("pred_keyfact", "keyfact_validation_label", "keyfact", "keyfact_label", "completeness",
                   "sentence_label", "conciseness")
-KNOWN = {*METADATA, *SOURCE_TEXT, *MACHINE.values(), *FAITHFULNESS_LABELS, *KEYFACT_LABELS, STATE}
-# What each file must give for a summary it marks a success.
+# The platform's export also writes these; the rest of its fields are beyond the release and not read.
+KNOWN = {*METADATA, *SOURCE_TEXT, *MACHINE_FIELDS, *FAITHFULNESS_LABELS, *KEYFACT_LABELS, STATE}
+# What each file must give for a summary it marks a success: the labels. The human scores may be missing (null or
+# NaN, as the release has them where a score is undefined): counted, never refused.
 REQUIRED = {
-    FAITHFULNESS_FILE: ("fact_verification_label", "faithfulness_score"),
-    KEYFACT_FILE: ("keyfact", "keyfact_label", "completeness", "sentence_label", "conciseness"),
+    FAITHFULNESS_FILE: ("fact_verification_label",),
+    KEYFACT_FILE: ("keyfact", "keyfact_label", "sentence_label"),
 }
+HUMAN_SCORES = ((FAITHFULNESS_FILE, "faithfulness_score"), (KEYFACT_FILE, "completeness"),
+                (KEYFACT_FILE, "conciseness"))
 REQUIRED_METADATA = ("doc_id", "source", "domain", "input_type", "summary", "sentences")
 DOCUMENT_LABELS = ("pred_keyfact", "keyfact_validation_label", "keyfact")  # Per document: equal on all its rows.
 
@@ -81,15 +104,30 @@ class ReleaseImport:
     documents: int = 0
     summaries: int = 0
     keyfacts: int = 0
-    left_out: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # Not a success: (uid, model).
-    evaluators: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> summaries scored
+    # Not a success, in either file: (uid, model), either None where the row has none.
+    left_out: list[tuple[str | None, str | None]] = dataclasses.field(default_factory=list)
+    # name -> dimension -> summaries with a score (null and NaN are not scores).
+    evaluators: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    # name -> dimension -> imported summaries without a score, for a dimension the evaluator scores elsewhere.
+    missing_scores: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    sentence_scores: dict[str, int] = dataclasses.field(default_factory=dict)  # name -> sentences judged
+    missing_human: dict[str, int] = dataclasses.field(default_factory=dict)  # score field -> summaries without one
     ignored_fields: list[str] = dataclasses.field(default_factory=list)  # Fields the release has and we do not read.
 
     def __str__(self) -> str:
-        evaluators = ", ".join(f"{name} ({count})" for name, count in self.evaluators.items()) or "none"
+        def counts(by_dimension: dict[str, int]) -> str:
+            return ", ".join(f"{dimension} {count}" for dimension, count in by_dimension.items())
+
+        evaluators = "; ".join(
+            f"{name}: {counts(by_dimension)}"
+            + (f", sentences {self.sentence_scores[name]}" if self.sentence_scores.get(name) else "")
+            for name, by_dimension in self.evaluators.items()) or "none"
+        missing = [f"{name}: {counts(by_dimension)}" for name, by_dimension in self.missing_scores.items()]
+        missing += [f"human {field}: {count}" for field, count in self.missing_human.items()]
         return (f"{self.documents} documents, {self.summaries} summaries with their release labels, "
                 f"{self.keyfacts} key-facts; {len(self.left_out)} summaries left out (summary_success_state is "
-                f"not 'success'); evaluator scores: {evaluators}")
+                f"not 'success'); summaries scored per evaluator: {evaluators}; missing scores (null or NaN): "
+                f"{'; '.join(missing) or 'none'}")
 
 
 class _Checker:
@@ -107,24 +145,38 @@ class _Checker:
                                                                    e.field)))
 
 
-def _read(name: str, data: bytes, check: _Checker) -> dict[tuple[str, str], tuple[int, dict]]:
-    """(uid, model) -> (line, row) of one file."""
+def _given(value) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _read(name: str, data: bytes, check: _Checker) -> tuple[dict[tuple[str, str], tuple[int, dict]], Counter]:
+    """(uid, model) -> (line, row) of the rows of one file marked a success, and how many rows of each
+    (uid, model) are not (either None where the row has none: a failed summary may lack its model)."""
+    failed = Counter()
     try:
         text = decode(data)
     except DatasetError as exc:
         for error in exc.errors:
             check.add(name, error.line, error.field, error.message)
-        return {}
+        return {}, failed
     errors: list[RowError] = []
     rows: dict[tuple[str, str], tuple[int, dict]] = {}
     for row in read_jsonl(text, errors):
         values = row.values
-        for key in ("uid", "model", STATE):
-            if not isinstance(values.get(key), str) or not values[key].strip():
+        state = values.get(STATE)
+        if _given(state) is None:
+            check.add(name, row.line, STATE, "missing required field" if state is None
+                      else "must be a non-empty string")
+            continue
+        uid, model = values.get("uid"), values.get("model")
+        if state.strip() != SUCCESS:  # Left out whatever else the row lacks, as the release's own script does.
+            failed[_given(uid), _given(model)] += 1
+            continue
+        for key in ("uid", "model"):
+            if _given(values.get(key)) is None:
                 check.add(name, row.line, key, "missing required field" if values.get(key) is None
                           else "must be a non-empty string")
-        uid, model = values.get("uid"), values.get("model")
-        if not (isinstance(uid, str) and isinstance(model, str) and uid.strip() and model.strip()):
+        if _given(uid) is None or _given(model) is None:
             continue
         if (uid, model) in rows:
             check.add(name, row.line, "model", f"duplicate row: uid {uid!r} and model {model!r} already on line "
@@ -133,9 +185,9 @@ def _read(name: str, data: bytes, check: _Checker) -> dict[tuple[str, str], tupl
         rows[uid, model] = (row.line, values)
     for error in errors:
         check.add(name, error.line, error.field, error.message)
-    if not rows and not errors:
+    if not rows and not failed and not errors:
         check.add(name, 0, "", "the file holds no rows")
-    return rows
+    return rows, failed
 
 
 def _sentences(value, report) -> list[str] | None:
@@ -173,8 +225,10 @@ def _flags(value, n: int | None, report, what: str) -> list[int] | None:
 
 
 def _score(value, report) -> float | None:
-    """A human score in [0, 1], or null."""
-    if value is None:
+    """A human score in [0, 1]; None when missing (null, NaN or absent)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str) and value.strip().lower() in MISSING_TEXT:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         report(f"must be a number from 0 to 1 or null, got {value!r}")
@@ -206,37 +260,6 @@ def _error_types(value, n: int, report) -> list[list[str]]:
     return types
 
 
-def _machine_scores(value, report) -> dict[str, float | None]:
-    """{evaluator: score}; releases also write it as the text of a Python or JSON object."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            try:
-                value = ast.literal_eval(value)  # Literals only: never evaluates code.
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                report("must be an object {evaluator: score} (or its text)")
-                return {}
-    if not isinstance(value, dict):
-        report(f"must be an object {{evaluator: score}}, got {type(value).__name__}")
-        return {}
-    scores = {}
-    for name, score in value.items():
-        name = str(name).strip()
-        if problem := unstorable(name):
-            report(f"an evaluator's name {problem}")
-        elif not EVALUATOR_NAME.fullmatch(name):
-            report(f"the evaluator's name {name!r} must be 1 to 100 letters, digits and . _ - + : @")
-        elif name.lower() in BUILT_IN:
-            report(f"{name!r} is the name of a built-in evaluator: the release's scores cannot take it")
-        elif score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                    or not math.isfinite(score)):
-            report(f"{name}: the score must be a finite number or null, got {score!r}")
-        else:
-            scores[name] = None if score is None else float(score)
-    return scores
-
-
 def _choice(value, choices: set[str], report) -> str | None:
     """The release writes "Non-Dialogue", "Short": the platform's choices are lower case with hyphens."""
     if value is None or value == "":
@@ -259,6 +282,7 @@ class _Summary:
     corpus: dict
     labels: dict
     machine: dict[str, dict[str, float | None]]  # dimension -> evaluator -> score
+    sentences: dict[str, dict[str, list]]  # sentence field -> evaluator -> one entry per sentence
 
 
 def _merge(key, faithfulness: tuple[int, dict], keyfact: tuple[int, dict], check: _Checker) -> _Summary | None:
@@ -271,7 +295,7 @@ def _merge(key, faithfulness: tuple[int, dict], keyfact: tuple[int, dict], check
 
     for file, line, row in ((FAITHFULNESS_FILE, f_line, f_row), (KEYFACT_FILE, k_line, k_row)):
         for name in REQUIRED[file]:
-            if name not in row:
+            if row.get(name) is None:
                 check.add(file, line, name, "missing required field")
     # Metadata: from either file; where both give a field, they must agree.
     values = {}
@@ -323,14 +347,19 @@ def _merge(key, faithfulness: tuple[int, dict], keyfact: tuple[int, dict], check
               for file, line, row, name in ((FAITHFULNESS_FILE, f_line, f_row, "faithfulness_score"),
                                             (KEYFACT_FILE, k_line, k_row, "completeness"),
                                             (KEYFACT_FILE, k_line, k_row, "conciseness"))}
-    machine = {}
-    for dimension, name in MACHINE.items():
+    # Each machine field from either file; where both give it (the platform's export, read as both), they agree.
+    read = {}
+    for field in (*MACHINE.values(), *SENTENCE_FIELDS):
         for file, line, row in ((FAITHFULNESS_FILE, f_line, f_row), (KEYFACT_FILE, k_line, k_row)):
-            if row.get(name) is not None:
-                given = _machine_scores(row[name], reporter(file, line, name))
-                if dimension in machine and machine[dimension] != given:
-                    check.add(file, line, name, f"differs from line {f_line} of {FAITHFULNESS_FILE}")
-                machine[dimension] = given
+            if row.get(field) is not None:
+                report = reporter(file, line, field)
+                given = (sentence_values(row[field], field, n, report) if field in SENTENCE_FIELDS
+                         else summary_scores(row[field], report))
+                if field in read and read[field] != given:
+                    check.add(file, line, field, f"differs from line {f_line} of {FAITHFULNESS_FILE}")
+                read[field] = given
+    machine = {dimension: read[field] for dimension, field in MACHINE.items() if field in read}
+    by_sentence = {field: read[field] for field in SENTENCE_FIELDS if field in read}
     if len(check.errors) > found:
         return None
     corpus = {name: values[name] for name in ("uid", "doc_id", "source", "domain", "redact_type", "reference",
@@ -347,7 +376,8 @@ def _merge(key, faithfulness: tuple[int, dict], keyfact: tuple[int, dict], check
               "faithfulness_score": scores["faithfulness_score"], "keyfact_validation_label": validation,
               "keyfact": keyfacts, "keyfact_label": keyfact_label, "sentence_label": sentence_label,
               "completeness": scores["completeness"], "conciseness": scores["conciseness"]}
-    return _Summary(uid=uid, model=model, line=f_line, corpus=corpus, labels=labels, machine=machine)
+    return _Summary(uid=uid, model=model, line=f_line, corpus=corpus, labels=labels, machine=machine,
+                    sentences=by_sentence)
 
 
 @transaction.atomic
@@ -360,19 +390,19 @@ def import_release(*, project: Project, faithfulness: bytes, keyfact: bytes, rel
     if project.documents.exists():
         check.add("", 0, "", f"project {project.slug!r} already has documents: import a release into a new project, "
                              "so that its labels are never mixed with others")
-    files = {FAITHFULNESS_FILE: _read(FAITHFULNESS_FILE, faithfulness, check),
-             KEYFACT_FILE: _read(KEYFACT_FILE, keyfact, check)}
+    (first, failed_first), (second, failed_second) = (_read(FAITHFULNESS_FILE, faithfulness, check),
+                                                      _read(KEYFACT_FILE, keyfact, check))
     check.raise_if_any()
     result = ReleaseImport()
-    seen = set().union(*(row for rows in files.values() for _, row in rows.values()))
+    seen = set().union(*(row for rows in (first, second) for _, row in rows.values()))
     result.ignored_fields = sorted(str(name) for name in seen - KNOWN)
+    # A summary that failed is in both files as a rule: counted once, by the file that has more of its rows.
+    failed = failed_first | failed_second
+    result.left_out = list(failed.elements())
 
     summaries: list[_Summary] = []
-    first, second = files[FAITHFULNESS_FILE], files[KEYFACT_FILE]
     for key in [*first, *(key for key in second if key not in first)]:
-        states = {rows[key][1][STATE].strip() for rows in (first, second) if key in rows}
-        if states != {SUCCESS}:
-            result.left_out.append(key)  # In either file, or in the only one that has it.
+        if key in failed:  # A success in one file only: left out, as in the file that says it failed.
             continue
         if key not in first or key not in second:
             file, line = (FAITHFULNESS_FILE, first[key][0]) if key in first else (KEYFACT_FILE, second[key][0])
@@ -403,10 +433,15 @@ def import_release(*, project: Project, faithfulness: bytes, keyfact: bytes, rel
 
 
 def _check_documents(summaries: list[_Summary], check: _Checker) -> None:
-    """A document's key-facts and their validation labels are the same on every row of the document."""
+    """A document's text, metadata, key-facts and their validation labels are the same on every row of the
+    document (checked here, before the dataset import, so that the problem is reported at the release's line)."""
     first: dict[str, _Summary] = {}
     for summary in summaries:
         earlier = first.setdefault(summary.uid, summary)
+        for name in DOCUMENT_FIELDS:
+            if summary.corpus.get(name) != earlier.corpus.get(name):
+                check.add(FAITHFULNESS_FILE, summary.line, "input_context" if name == "document" else name,
+                          f"differs from line {earlier.line} for the same uid {summary.uid!r}")
         for name in DOCUMENT_LABELS:
             if _document_value(summary, name) != _document_value(earlier, name):
                 check.add(KEYFACT_FILE, 0, name, f"differs between the rows of uid {summary.uid!r} (models "
@@ -432,15 +467,59 @@ def _store(project: Project, summaries: list[_Summary], release: str, result: Re
     ReleaseLabels.objects.bulk_create([
         ReleaseLabels(project=project, summary_id=summary_ids[summary.uid, summary.model], release=release,
                       **summary.labels) for summary in summaries], batch_size=1000)
-    scores: dict[tuple[str, int], dict] = defaultdict(dict)
+    for _, field in HUMAN_SCORES:
+        if missing := sum(summary.labels[field] is None for summary in summaries):
+            result.missing_human[field] = missing
+    _store_machine(project, summaries, summary_ids, release, result)
+
+
+def _store_machine(project: Project, summaries: list[_Summary], summary_ids: dict, release: str,
+                   result: ReleaseImport) -> None:
+    """The evaluators' scores: a row per evaluator and summary that has a score (per summary or per sentence),
+    and what is missing counted per dimension the evaluator scores somewhere in the files."""
+    scores: dict[tuple[str, int], dict] = {}
+    dimensions_of: dict[str, set[str]] = defaultdict(set)
     for summary in summaries:
+        summary_id = summary_ids[summary.uid, summary.model]
         for dimension, by_evaluator in summary.machine.items():
             for name, value in by_evaluator.items():
-                scores[name, summary_ids[summary.uid, summary.model]][dimension] = value
+                dimensions_of[name].add(dimension)
+                if value is not None:
+                    scores.setdefault((name, summary_id), {})[dimension] = value
+        for by_evaluator in summary.sentences.values():
+            for name in by_evaluator:
+                scores.setdefault((name, summary_id), {})
     EvaluatorScore.objects.bulk_create([
         EvaluatorScore(project=project, summary_id=summary_id, evaluator=name, origin=EvaluatorScore.Origin.IMPORTED,
                        details={"release": release}, **dimensions)
         for (name, summary_id), dimensions in scores.items()], batch_size=2000)
-    for name, _ in scores:
-        result.evaluators[name] = result.evaluators.get(name, 0) + 1
-    result.evaluators = dict(sorted(result.evaluators.items()))
+    counted = Counter((name, dimension) for (name, _), values in scores.items() for dimension in values)
+    for name in sorted(dimensions_of, key=str.casefold):
+        scored = {dimension: counted[name, dimension] for dimension in MACHINE if dimension in dimensions_of[name]}
+        result.evaluators[name] = scored
+        missing = {dimension: len(summaries) - count for dimension, count in scored.items() if count < len(summaries)}
+        if missing:
+            result.missing_scores[name] = missing
+    _store_sentences(project, summaries, summary_ids, result)
+
+
+def _store_sentences(project: Project, summaries: list[_Summary], summary_ids: dict, result: ReleaseImport) -> None:
+    score_ids = {(name, summary_id): pk for pk, name, summary_id in EvaluatorScore.objects.filter(project=project)
+                 .values_list("pk", "evaluator", "summary_id")}
+    sentence_ids = {(summary_id, index): pk for pk, summary_id, index in SummarySentence.objects.filter(
+        summary__document__project=project).values_list("pk", "summary_id", "index")}
+    rows = []
+    for summary in summaries:
+        summary_id = summary_ids[summary.uid, summary.model]
+        names = {name for by_evaluator in summary.sentences.values() for name in by_evaluator}
+        for name in sorted(names):
+            entries = zip(*(summary.sentences.get(field, {}).get(name) or [None] * len(summary.corpus["sentences"])
+                            for field in (SENTENCE_SCORE, SENTENCE_LABEL, SENTENCE_ERROR_TYPE)))
+            for index, (score, label, category) in enumerate(entries):
+                if score is None and label is None and category is None:
+                    continue
+                rows.append(EvaluatorSentenceScore(
+                    evaluator_score_id=score_ids[name, summary_id], summary_sentence_id=sentence_ids[summary_id, index],
+                    score=score, error=None if label is None else bool(label), category=category or ""))
+                result.sentence_scores[name] = result.sentence_scores.get(name, 0) + 1
+    EvaluatorSentenceScore.objects.bulk_create(rows, batch_size=2000)

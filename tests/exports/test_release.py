@@ -51,7 +51,9 @@ def test_the_release_becomes_a_reference_project_with_its_majority_labels_kept_a
 
     assert (result.documents, result.summaries, result.keyfacts) == (4, 16, 13)
     assert result.left_out == [("DISL_002", "Qwen-7b")]  # summary_success_state "fail"
-    assert result.evaluators == {"G-Eval": 16, "G-Eval+": 16} and result.ignored_fields == []
+    every_dimension = {"faithfulness": 16, "completeness": 16, "conciseness": 16}
+    assert result.evaluators == {"G-Eval": every_dimension, "G-Eval+": every_dimension}
+    assert result.missing_scores == {} and result.missing_human == {} and result.ignored_fields == []
     assert not Summary.objects.filter(model="Qwen-7b").exists()
     document = Document.objects.get(project=project, uid="DISL_004")
     assert (document.input_type, document.length, document.source, document.domain) == (
@@ -243,10 +245,8 @@ def test_bad_release_files_are_refused_with_file_line_and_field_and_nothing_is_w
         "sbertscore": 0.5, "G-Eval": float("inf")}, faithfulness_score=1.5))
     assert errors == [
         "unisumeval_faithfulness.jsonl, line 1, field 'faithfulness_score': must be from 0 to 1, got 1.5",
-        "unisumeval_faithfulness.jsonl, line 1, field 'machine_evaluation_results_faithfulness': 'sbertscore' is "
-        "the name of a built-in evaluator: the release's scores cannot take it",
         "unisumeval_faithfulness.jsonl, line 1, field 'machine_evaluation_results_faithfulness': G-Eval: the score "
-        "must be a finite number or null, got inf",
+        "must be a finite number, or null or NaN when missing, got inf",
     ]
     errors = refused(project, keyfact=changed(KEYFACT, 1, keyfact=["Another fact."], keyfact_label=[1]))
     assert errors == ["unisumeval_keyfact.jsonl, field 'keyfact': differs between the rows of uid 'DISL_001' "
@@ -257,8 +257,13 @@ def test_bad_release_files_are_refused_with_file_line_and_field_and_nothing_is_w
     assert refused(project, faithfulness=changed(FAITHFULNESS, 0, input_type="Monologue"))[0].startswith(
         "unisumeval_faithfulness.jsonl, line 1, field 'input_type': must be one of dialogue, non-dialogue")
     # The corpus checks of the dataset import, reported at the release's line.
-    errors = refused(project, faithfulness=changed(FAITHFULNESS, 4, doc_id="x" * 300),
-                     keyfact=changed(KEYFACT, 4, doc_id="x" * 300))
+    long_ids = {}
+    for path in (FAITHFULNESS, KEYFACT):
+        long_ids[path] = rows(path)
+        for row in long_ids[path]:
+            if row["uid"] == "DISL_002":  # on every row of the document: its rows agree
+                row["doc_id"] = "x" * 300
+    errors = refused(project, faithfulness=long_ids[FAITHFULNESS], keyfact=long_ids[KEYFACT])
     assert errors[0].startswith("unisumeval_faithfulness.jsonl, line 5, field 'doc_id': is 300 characters")
 
 
