@@ -53,9 +53,10 @@ from .models import (
     SplitUnitLabel,
     Task,
     Unit,
+    UnitState,
 )
 from .models.assignment import counted_submission_q, failed_submission_q
-from .redundancy import redundancy_of
+from .redundancy import Verdict, redundancy_of
 
 # --- One HIT's items as the HIT page and the answers read them (every annotator request makes one of these).
 
@@ -324,10 +325,7 @@ def is_finished(progress: list[dict]) -> bool:
 
 def add_settling(project: Project, progress: list[dict]) -> list[dict]:
     """Give each task's progress entry, under a policy other than the fixed design, its units' verdicts
-    (annotation.redundancy): a first-round HIT with its labels in may still leave a unit waiting for one more."""
-    from .models import UnitState
-    from .redundancy import Verdict
-
+    (annotation.redundancy): a first-round HIT with its labels in may still leave a unit waiting for more."""
     counts = defaultdict(Counter)
     if project.redundancy_policy != RedundancyPolicy.FIXED:
         for task, verdict, n in (UnitState.objects.filter(project=project).order_by()
@@ -391,6 +389,8 @@ def _state_words(assignment: Assignment, decision: str | None, crowd: bool, prov
 
 REVIEW_QUESTION = {Task.FACT_VERIFICATION: "has_error", Task.KEYFACT_VALIDATION: "useful",
                    Task.KEYFACT_ALIGNMENT: "aligned"}
+# The reviewer's filter on where a split unit stands under the project's redundancy policy.
+REVIEW_STATES = {"escalated": Verdict.ESCALATED, "waiting": Verdict.NEEDS_MORE}
 
 
 def voted_units(project: Project, task: str):
@@ -444,10 +444,11 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
 
 
 def split_units(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
-                most_agreement: float | None = None, settled: str = "", checks: str = ""):
+                most_agreement: float | None = None, settled: str = "", checks: str = "", state: str = ""):
     """`disagreements` read from the stored tally (annotation.services.review_tally): the same units in the same
     order, as SplitUnit rows (SplitUnitLabel rows of the annotator when one is chosen); whether a unit is settled is
-    read live from the adjudications."""
+    read live from the adjudications, and where it stands under the redundancy policy (`state`: "escalated", sent to
+    review; "waiting", for labels a top-up will bring) live from its UnitState."""
     if annotator is not None:
         units = SplitUnitLabel.objects.filter(project=project, task=task, annotator=annotator)
     else:
@@ -462,6 +463,9 @@ def split_units(project: Project, task: str, *, domain: str = "", summarizer: st
         units = units.filter(adjudicated if settled == "yes" else ~adjudicated)
     if checks in ("missed", "clean"):
         units = units.filter(missed_check=checks == "missed")
+    if state in REVIEW_STATES:
+        standing = UnitState.objects.filter(unit_id=OuterRef("unit_id"), verdict=REVIEW_STATES[state])
+        units = units.filter(Exists(standing))
     if most_agreement is not None:
         units = units.filter(majority__lte=most_agreement)
     return units.order_by("majority", "hit_position", "position", "unit_id")

@@ -10,6 +10,7 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -19,10 +20,10 @@ from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from corpus.models import Document, Job, Membership, Summary
 
-from ..models import Annotator, ErrorType, Label, Task, Unit
+from ..models import Annotator, ErrorType, Label, Task, Unit, UnitState
 from ..models.assignment import counted_submission_q
 from ..permissions import get_managed_hit, get_reviewed_project, role_in
-from ..selectors import agreement_summary, split_units, units_of
+from ..selectors import REVIEW_STATES, agreement_summary, split_units, units_of
 from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
 from ..services.review_tally import KIND as TALLY_KIND
 from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
@@ -43,7 +44,8 @@ def _filters(request, annotators) -> dict:
     return {"task": task, "domain": get.get("domain", "")[:100], "summarizer": get.get("summarizer", "")[:100],
             "annotator": annotator, "agreement": level if level in dict(AGREEMENT_LEVELS) else "",
             "settled": get.get("settled", "") if get.get("settled") in ("yes", "no") else "",
-            "checks": get.get("checks", "") if get.get("checks") in ("missed", "clean") else ""}
+            "checks": get.get("checks", "") if get.get("checks") in ("missed", "clean") else "",
+            "state": get.get("state", "") if get.get("state") in REVIEW_STATES else ""}
 
 
 def _is_uuid(value: str) -> bool:
@@ -65,14 +67,19 @@ def review(request, slug):
     job = None if current else review_tally_job(project, fingerprint=fingerprint, user=request.user)
     units = split_units(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
                         annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
+                        state=chosen["state"],
                         most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
     page = Paginator(units, PAGE_SIZE).get_page(request.GET.get("page"))
     listed = units_of(list(page.object_list))
+    # A unit's labels are its own and those of its top-ups (annotation.services.topups), in the order they came.
     labels: dict[int, list] = {}
-    for label in (Label.objects.filter(counted_submission_q("assignment__"), unit__in=listed)
-                  .select_related("annotator").order_by("annotator__public_id")):
-        labels.setdefault(label.unit_id, []).append(label)
-    cards = [{"unit": unit, "labels": labels.get(unit.pk, []), "shown_ai": unit.hit.shows_ai_label and unit.ai_category,
+    for label in (Label.objects.filter(counted_submission_q("assignment__"))
+                  .filter(Q(unit__in=listed) | Q(unit__origin__in=listed))
+                  .select_related("annotator__user", "unit").order_by("assignment__submitted_at", "pk")):
+        labels.setdefault(label.unit.origin_id or label.unit_id, []).append(label)
+    states = UnitState.objects.in_bulk([unit.pk for unit in listed])
+    cards = [{"unit": unit, "labels": labels.get(unit.pk, []), "state": states.get(unit.pk),
+              "shown_ai": unit.hit.shows_ai_label and unit.ai_category,
               "shown_reason": unit.hit.effective_assistance == "reason" and unit.ai_reason} for unit in listed]
     query = request.GET.copy()
     query.pop("page", None)
