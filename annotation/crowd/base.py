@@ -49,10 +49,12 @@ class CostEstimate:
     fee_rate: Decimal
     expected_bonuses: int
     bonus_usd: Decimal
+    # Every HIT's own places added up, where HITs ask for different numbers (a top-up HIT asks for its own).
+    places: int | None = None
 
     @property
     def assignments(self) -> int:
-        return self.hits * self.assignments_per_hit
+        return self.hits * self.assignments_per_hit if self.places is None else self.places
 
     @property
     def rewards(self) -> Decimal:
@@ -101,6 +103,8 @@ class PublishItem:
     hit_id: int
     url: str
     units: int
+    # The submissions its round asks for (Hit.places): the first round's places, never N up front.
+    places: int
 
 
 class CrowdProvider(ABC):
@@ -117,15 +121,19 @@ class CrowdProvider(ABC):
     closed_on: date | None = None
     #: Origins allowed to frame the HIT pages (CSP frame-ancestors); empty: never framed.
     frame_ancestors: tuple[str, ...] = ()
+    #: How the top-up HITs of a live batch reach its workers (annotation/crowd/topups.py): "hits", as HITs of a new
+    #: batch, each paid for its own size; "places", as more places in the batch (a Prolific study has one reward and
+    #: serves any HIT of its task); "", nothing to call (private links serve the platform's own pool).
+    topups = ""
 
     def fee_rate(self, assignments_per_hit: int) -> Decimal:
         return Decimal("0")
 
     def estimate(self, *, hits: int, assignments_per_hit: int, reward_usd: Decimal, expected_bonuses: int,
-                 bonus_usd: Decimal) -> CostEstimate:
+                 bonus_usd: Decimal, places: int | None = None) -> CostEstimate:
         return CostEstimate(hits=hits, assignments_per_hit=assignments_per_hit, reward_usd=usd(reward_usd),
                             fee_rate=self.fee_rate(assignments_per_hit), expected_bonuses=expected_bonuses,
-                            bonus_usd=usd(bonus_usd))
+                            bonus_usd=usd(bonus_usd), places=places)
 
     # --- Publishing
     def describe(self, plan) -> list[str]:
@@ -193,6 +201,11 @@ class CrowdProvider(ABC):
         provider holds that submission rejected (our rejection was carried out, no approval since). `token` is the
         decision's key; `state` and `checkpoint` as in `pay_bonus`, so a repeated attempt never adds a second place.
         Raises ProviderError, with words a person can act on, when the provider cannot add one."""
+        raise NotImplementedError
+
+    def add_places(self, batch, *, places: int, token: str) -> dict:
+        """Open `places` more places in the live `batch` for a top-up HIT, once for `token`: a retry, even after a
+        crash between the provider's answer and our record of it, adds none again. For `topups == "places"`."""
         raise NotImplementedError
 
     def notify(self, *, worker_ids: list[str], subject: str, message: str) -> dict:

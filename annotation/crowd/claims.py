@@ -27,11 +27,12 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit, Hit, PrivateLink
 from ..quality.qualification import needs_screening
-from ..selectors import KEPT_APART, had_by, labelled_before, overlaps_what_they_had
+from ..selectors import KEPT_APART, count_of, had_by, hit_places, labelled_before, overlaps_what_they_had
 from ..services.assignment import WorkRefused, reserve_next_hit
 from .base import ProviderTransientError
 from .registry import get_provider
@@ -43,6 +44,10 @@ PROLIFIC_ID = re.compile(r"^[0-9a-f]{24}$")
 SESSION_ID = re.compile(r"^[A-Za-z0-9]{1,64}$")
 # Prolific holds a study place for a submission in these states (docs.prolific.com, "Submission object").
 PROLIFIC_HOLDING = {"RESERVED", "ACTIVE", "AWAITING REVIEW"}
+
+
+# Why a worker who labelled an item is never given it again, in a top-up HIT or its first one (paper 3.4).
+DIFFERENT_PEOPLE = "An item's labels must come from different people, so this work is not for you."
 
 
 class ClaimRefused(Exception):
@@ -87,8 +92,8 @@ def _reserve_hit(hit, annotator: Annotator, project) -> Assignment:
                                              status=Assignment.Status.SUBMITTED).exists():
         raise ClaimRefused("You have already submitted this HIT.")
     if Hit.objects.filter(pk=hit.pk).filter(labelled_before(hit.project, had_by(annotator))).exists():
-        raise ClaimRefused("You have already labelled an item of this HIT in another HIT; its labels must come from "
-                           "different people. Please return this HIT and take another.")
+        raise ClaimRefused(f"You have already labelled an item of this HIT in another HIT. {DIFFERENT_PEOPLE} "
+                           "Please return this HIT and take another.")
     if annotator.provider in KEPT_APART and overlaps_what_they_had(annotator, hit):
         raise ClaimRefused("You have worked on this summary or its key-facts in another HIT of this project; please "
                            "return this HIT and take another.")
@@ -180,6 +185,9 @@ def prolific_arrive(*, batch: CrowdBatch, participant_id: str, study_id: str, se
         try:
             with transaction.atomic():
                 assignment = reserve_next_hit(annotator, batch.project, batch.task, fresh=True, confirmed=confirmed)
+                if assignment is None and only_their_items_left(annotator, batch.project, batch.task):
+                    raise ClaimRefused("The HITs this study still offers hold items you have already labelled. "
+                                       f"{DIFFERENT_PEOPLE} Please return the study on Prolific.")
                 if assignment is None:
                     raise ClaimRefused("Every HIT of this study is taken; please return the study on Prolific.")
                 _bind(assignment=assignment, batch=batch, provider="prolific", external_assignment_id=session_id,
@@ -191,6 +199,17 @@ def prolific_arrive(*, batch: CrowdBatch, participant_id: str, study_id: str, se
     return assignment, token
 
 
+def only_their_items_left(annotator: Annotator, project, task: str) -> bool:
+    """Whether a HIT of `task` still needs people and is kept from `annotator` only because it shows an item they
+    labelled in another HIT (a top-up of their own items): what to tell them instead of "nothing left"."""
+    now = timezone.now()
+    had = had_by(annotator)
+    return (Hit.objects.filter(project=project, task=task)
+            .annotate(taken=count_of(Assignment.objects.holding_a_place(now), "hit"))
+            .filter(taken__lt=hit_places(project)).exclude(Exists(had.filter(hit=OuterRef("pk"))))
+            .filter(labelled_before(project, had)).exists())
+
+
 def link_next(*, link: PrivateLink, annotator: Annotator):
     """The link holder's next HIT of the link's task, with its session token; (None, None) when none is left."""
     if needs_screening(annotator, link.project):
@@ -200,6 +219,9 @@ def link_next(*, link: PrivateLink, annotator: Annotator):
         assignment = reserve_next_hit(annotator, link.project, link.task, confirmed=True)
     except WorkRefused as refusal:
         raise ClaimRefused(str(refusal)) from refusal
+    if assignment is None and only_their_items_left(annotator, link.project, link.task):
+        raise ClaimRefused(f"The HITs still open hold items you have already labelled. {DIFFERENT_PEOPLE} Nothing "
+                           "else is waiting for you now; thank you.")
     if assignment is None:
         return None, None
     return assignment, sign_session(annotator=annotator, project_id=link.project_id, provider="link",

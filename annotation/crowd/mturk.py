@@ -70,12 +70,19 @@ def _reward(amount: Decimal) -> str:
     return f"{amount:.2f}"
 
 
+def _places_in_words(items) -> str:
+    counts = sorted({item.places for item in items})
+    return "/".join(str(count) for count in counts) or "0"
+
+
 class MTurkProvider(CrowdProvider):
     name = "mturk"
     has_sandbox = True
     # Amazon closed Mechanical Turk to requesters for good on this day.
     closed_on = date(2026, 9, 30)
     frame_ancestors = WORKER_ORIGINS
+    # A reward is the HIT type's, so a top-up HIT, paid for its own size, goes out in a batch of its own.
+    topups = "hits"
 
     def __init__(self, sandbox: bool | None = None, client=None):
         self.sandbox = settings.FINEGRAIN_MTURK_SANDBOX if sandbox is None else sandbox
@@ -196,11 +203,11 @@ class MTurkProvider(CrowdProvider):
             f"  requires {LOCALE} (locale) In {project.worker_locales}",
             f"  requires {known('qualification_test', 'finegrain summary annotation test')} (test) EqualTo 100",
             f"  requires {known(blocked_key, blocked_name)} (blocked) DoesNotExist",
-            f"CreateHITWithHITType x {len(plan.items)}: MaxAssignments={plan.assignments_per_hit} "
+            f"CreateHITWithHITType x {len(plan.items)}: MaxAssignments={_places_in_words(plan.items)} "
             f"Lifetime={settings.FINEGRAIN_HIT_LIFETIME_HOURS * 3600}s ExternalURL={plan.entry_url} "
             f"FrameHeight={settings.FINEGRAIN_MTURK_FRAME_HEIGHT}",
         ]
-        return lines
+        return [*lines, plan.places_note] if plan.places_note else lines
 
     def prepare(self, batch, *, entry_url: str = "") -> None:
         from ..models import Task
@@ -219,6 +226,8 @@ class MTurkProvider(CrowdProvider):
         batch.save(update_fields=["external_id"])
 
     def publish_hit(self, batch, crowd_hit: CrowdHit, url: str) -> str:
+        # The places of the HIT's own round: the first round's, or a top-up's (annotation.redundancy).
+        places = crowd_hit.hit.places
         question = mturk_xml.external_question(url, settings.FINEGRAIN_MTURK_FRAME_HEIGHT)
         # MTurk honours a UniqueRequestToken for 24 hours: a HIT tried before, possibly that long ago, is looked up
         # first (RequesterAnnotation carries the token), or a late retry would create it a second time.
@@ -228,7 +237,7 @@ class MTurkProvider(CrowdProvider):
                 return found
         try:
             return self.call("create_hit_with_hit_type", HITTypeId=batch.external_id,
-                             MaxAssignments=batch.assignments_per_hit,
+                             MaxAssignments=places,
                              LifetimeInSeconds=settings.FINEGRAIN_HIT_LIFETIME_HOURS * 3600, Question=question,
                              RequesterAnnotation=crowd_hit.request_token,
                              UniqueRequestToken=crowd_hit.request_token)["HIT"]["HITId"]

@@ -30,7 +30,17 @@ from django.utils import timezone
 
 from corpus.models import Project
 
-from ..models import Annotator, Assignment, CrowdBatch, CrowdClaim, Decision, LedgerEntry, ProjectAnnotator, Provider
+from ..models import (
+    Annotator,
+    Assignment,
+    CrowdBatch,
+    CrowdClaim,
+    CrowdHit,
+    Decision,
+    LedgerEntry,
+    ProjectAnnotator,
+    Provider,
+)
 from .base import AlreadyDone, ProviderError, ProviderTransientError, usd
 from .registry import get_provider
 
@@ -113,13 +123,24 @@ def _stands_rejected(place: Decision) -> bool:
     return last is not None and last.kind == Decision.Kind.REJECT
 
 
+def places_in_flight(batch_id: int, *, besides: int | None = None) -> bool:
+    """Whether places for a top-up HIT (other than `besides`) are being added to the batch (attempted, not recorded,
+    not refused): a study takes a new total, so nothing else changes its places meanwhile
+    (annotation/crowd/topups.py)."""
+    return CrowdHit.objects.filter(batch_id=batch_id, batch__status=CrowdBatch.Status.PUBLISHED, attempts__gt=0,
+                                   published_at__isnull=True, failed_at__isnull=True).exclude(pk=besides).exists()
+
+
 def _claim_place(decision: Decision, claim: CrowdClaim) -> bool:
     """Claim an attempt at adding a place, unless another place of the same batch is being added (attempted and not
-    finished): under the batch row's lock, so two executors never add places to one study at once."""
+    finished, a failed submission's or a top-up HIT's): under the batch row's lock, so two executors never add
+    places to one study at once."""
     with transaction.atomic():
         CrowdBatch.objects.select_for_update().filter(pk=claim.batch_id).first()
         if Decision.objects.filter(kind=Decision.Kind.ADD_PLACE, status=Decision.Status.PENDING, attempts__gt=0,
                                    assignment__crowd_claim__batch_id=claim.batch_id).exclude(pk=decision.pk).exists():
+            return False
+        if places_in_flight(claim.batch_id):
             return False
         return bool(Decision.objects.filter(pk=decision.pk, status=Decision.Status.PENDING,
                                             attempts=decision.attempts).update(attempts=F("attempts") + 1))

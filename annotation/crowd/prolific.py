@@ -45,6 +45,8 @@ class ProlificProvider(CrowdProvider):
     name = "prolific"
     # A failed submission fails its attention checks (Prolific's rejection categories: REJECTION_CATEGORIES).
     REJECTION_CATEGORY = "FAILED_CHECK"
+    # A study has one reward and any of its participants takes the next HIT of its task: a top-up HIT needs places.
+    topups = "places"
 
     def __init__(self, client: httpx.Client | None = None):
         self._client = client
@@ -85,16 +87,18 @@ class ProlificProvider(CrowdProvider):
                 "description": "Participants blocked after repeated failed attention checks."})["id"])
 
     def describe(self, plan) -> list[str]:
-        places = len(plan.items) * plan.assignments_per_hit
-        return [f"POST {settings.FINEGRAIN_PROLIFIC_API_URL}/api/v1/studies/ with {places} places, reward "
-                f"{int(plan.reward_usd * 100)} cents, external_study_url {plan.entry_url}?{URL_PARAMETERS}",
-                "POST /api/v1/studies/<id>/transition/ {\"action\": \"PUBLISH\"}"]
+        places = sum(item.places for item in plan.items)
+        lines = [f"POST {settings.FINEGRAIN_PROLIFIC_API_URL}/api/v1/studies/ with {places} places, reward "
+                 f"{int(plan.reward_usd * 100)} cents, external_study_url {plan.entry_url}?{URL_PARAMETERS}",
+                 "POST /api/v1/studies/<id>/transition/ {\"action\": \"PUBLISH\"}"]
+        return [*lines, plan.places_note] if plan.places_note else lines
 
     def prepare(self, batch, *, entry_url: str) -> None:
         from ..models import Task
 
         group = self.blocklist_group(batch.project)
-        hits = batch.crowd_hits.count()
+        # Each HIT's own round's places (the first round's, not N); top-ups add theirs later (`add_places`).
+        places = sum(crowd_hit.hit.places for crowd_hit in batch.crowd_hits.select_related("hit__project"))
         body = {
             "name": f"{Task(batch.task).label}: judge machine-written summaries",
             "internal_name": f"finegrain {batch.project.slug} {batch.task} {batch.public_id}",
@@ -103,7 +107,7 @@ class ProlificProvider(CrowdProvider):
             "prolific_id_option": "url_parameters",
             "completion_codes": [{"code": batch.completion_code, "code_type": "COMPLETED",
                                   "actions": [{"action": "MANUALLY_REVIEW"}]}],
-            "total_available_places": hits * batch.assignments_per_hit,
+            "total_available_places": places,
             "estimated_completion_time": batch.project.reservation_minutes // 2 or 1,
             "maximum_allowed_time": batch.project.reservation_minutes,
             "reward": int(batch.reward_usd * 100),
@@ -243,6 +247,22 @@ class ProlificProvider(CrowdProvider):
         study = self.call("PATCH", path, {"total_available_places": state["target"]})
         return {"study": claim.batch.external_id, "target": state["target"],
                 "total_available_places": study.get("total_available_places", state["target"])}
+
+    def add_places(self, batch, *, places: int, token: str) -> dict:
+        """Raise the study's total_available_places by `places` for one top-up HIT (PATCH, as `add_place`). The total
+        aimed at is recorded under `token` before it is sent, so a retry sends the same total and adds nothing
+        again; the caller lets no other change of the study's places run meanwhile (annotation/crowd/topups.py)."""
+        path = f"/api/v1/studies/{batch.external_id}/"
+        current = self.call("GET", path).get("total_available_places")
+        if not isinstance(current, int):
+            raise ProviderError(f"Prolific did not say how many places study {batch.external_id} has.",
+                                code="no_places")
+        target = int(self._resource(f"topup_places:{token}", lambda: str(current + places)))
+        if current >= target:
+            raise AlreadyDone({"target": target, "total_available_places": current})
+        study = self.call("PATCH", path, {"total_available_places": target})
+        return {"study": batch.external_id, "target": target,
+                "total_available_places": study.get("total_available_places", target)}
 
     def block(self, *, worker_id: str, reason: str, project) -> dict:
         group = self._group_for_worker(worker_id, project)

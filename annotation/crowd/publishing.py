@@ -29,11 +29,15 @@ from django.utils import timezone
 from corpus.models import Job, Project, job_start
 
 from ..models import CrowdBatch, CrowdHit, Hit, Provider
+from ..redundancy import redundancy_of
 from .base import CostEstimate, ProviderError, ProviderTransientError, PublishItem
 from .outbox import RetryLater
 from .registry import get_provider
 
 logger = logging.getLogger(__name__)
+# The key of a top-up batch's `estimate` naming the live batch it adds HITs to (annotation/crowd/topups.py): such a
+# batch is never resumed by a manager's publication.
+TOPUPS_OF = "topups_of"
 
 
 @dataclass
@@ -48,6 +52,17 @@ class PublishPlan:
     estimate: CostEstimate | None = None
     entry_url: str = ""
     problems: list[str] = field(default_factory=list)
+    places_note: str = ""
+
+
+def places_note(project: Project) -> str:
+    """What the places of a publication are, in the words of the project's redundancy policy."""
+    redundancy = redundancy_of(project)
+    if redundancy.policy == "fixed":
+        return f"Each HIT asks for {redundancy.first_round} annotators (the fixed design)."
+    return (f"Each HIT asks for the first round's {redundancy.first_round} annotators, not "
+            f"{redundancy.most}: items they leave undecided get top-up HITs, released to this publication as "
+            "they are built (each paid for its size), and counted in the cost page's projection, not here.")
 
 
 def expected_hours(units_per_hit: list[int]) -> Decimal:
@@ -90,6 +105,7 @@ def entry_url(provider: str, batch_id) -> str:
 
 def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = False) -> PublishPlan:
     impl = get_provider(provider, sandbox=sandbox)
+    redundancy = redundancy_of(project)
     # HITs already on this provider; the still unpublished HITs of an interrupted publication are planned again.
     already = (CrowdHit.objects.filter(batch__provider=provider, batch__sandbox=sandbox)
                .exclude(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True).values("hit_id"))
@@ -98,18 +114,23 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
     sizes = [hit.units_counted for hit in hits]
     paying = provider != "link"  # a private link pays nothing through a provider: no reward, no floor
     reward = reward_for(project, sizes) if paying else Decimal("0.00")
-    resuming = CrowdBatch.objects.filter(project=project, task=task, provider=provider, sandbox=sandbox,
-                                         status=CrowdBatch.Status.PUBLISHING).first()
+    resuming = (CrowdBatch.objects.filter(project=project, task=task, provider=provider, sandbox=sandbox,
+                                          status=CrowdBatch.Status.PUBLISHING)
+                .exclude(estimate__has_key=TOPUPS_OF).first())
     batch_id = resuming.public_id if resuming else uuid.uuid4()
     plan = PublishPlan(project=project, task=task, provider=provider, sandbox=sandbox, reward_usd=reward,
-                       assignments_per_hit=project.annotators_per_unit, entry_url=entry_url(provider, batch_id))
-    plan.items = [PublishItem(hit_id=hit.pk, url=plan.entry_url, units=hit.units_counted)
-                  for hit in hits]
-    total = len(hits) * project.annotators_per_unit
-    plan.estimate = impl.estimate(hits=len(hits), assignments_per_hit=project.annotators_per_unit,
+                       assignments_per_hit=redundancy.first_round, entry_url=entry_url(provider, batch_id))
+    # Each HIT asks for the places of its own round (the first round's, not N): the labels that cannot settle a unit
+    # yet are asked for later, in top-up HITs released to the live batch (annotation/crowd/topups.py).
+    plan.items = [PublishItem(hit_id=hit.pk, url=plan.entry_url, units=hit.units_counted,
+                              places=redundancy.places(hit.round) + hit.extra_places) for hit in hits]
+    total = sum(item.places for item in plan.items)
+    plan.estimate = impl.estimate(hits=len(hits), assignments_per_hit=redundancy.first_round,
                                   reward_usd=reward, bonus_usd=project.bonus_usd,
+                                  places=total if total != len(hits) * redundancy.first_round else None,
                                   expected_bonuses=total // project.bonus_every_hits
                                   if paying and project.bonus_every_hits else 0)
+    plan.places_note = places_note(project)
     if paying and hits:
         plan.problems.extend(pay_problems(project, reward, sizes))
     if sandbox and not impl.has_sandbox:
@@ -136,7 +157,7 @@ def publishing_is_queued() -> bool:
 def _batch_for(plan: PublishPlan, created_by, job: Job | None = None) -> CrowdBatch:
     batch = (CrowdBatch.objects.select_for_update()
              .filter(project=plan.project, task=plan.task, provider=plan.provider, sandbox=plan.sandbox,
-                     status=CrowdBatch.Status.PUBLISHING).first())
+                     status=CrowdBatch.Status.PUBLISHING).exclude(estimate__has_key=TOPUPS_OF).first())
     if batch is None:
         batch = CrowdBatch.objects.create(
             project=plan.project, task=plan.task, provider=plan.provider, sandbox=plan.sandbox,

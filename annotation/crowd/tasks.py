@@ -49,10 +49,23 @@ def publish_hit(self, crowd_hit_id: int) -> str:
 
 @shared_task(name="annotation.crowd.drain_publishing")
 def drain_publishing() -> dict:
-    """Queue again the HITs still pending long after their task was queued (beat runs this, as drain_outbox)."""
+    """Queue again the HITs and top-up places still pending long after their task was queued (beat runs this, as
+    drain_outbox)."""
     from .publishing import publishing_requeue
+    from .topups import topups_requeue
 
-    return publishing_requeue()
+    return {**publishing_requeue(), "topups": topups_requeue()}
+
+
+@shared_task(name="annotation.crowd.release_topup", bind=True, max_retries=7, acks_late=True)
+def release_topup(self, crowd_hit_id: int) -> str:
+    """Put one top-up HIT out on its live batch's provider (topups.crowd_hit_release); safe to run twice."""
+    from .topups import crowd_hit_release
+
+    try:
+        return crowd_hit_release(crowd_hit_id)
+    except RetryLater as error:
+        raise self.retry(exc=error, countdown=min(600, 15 * 2 ** self.request.retries)) from error
 
 
 @shared_task(name="annotation.crowd.publish_batch", acks_late=True, reject_on_worker_lost=True)

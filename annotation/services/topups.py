@@ -147,6 +147,9 @@ def _topups(job: Job) -> None:
     made = topups_build(job.project)
     job.advance(1, "top-ups built")
     job.finish({"made": made})
+    from ..crowd.topups import release_topups
+
+    release_topups(project=job.project)  # the crowd of a live batch gets the new HITs, round by round
 
 
 def queue_topups_if_needed(project: Project, states: list[UnitState]) -> None:
