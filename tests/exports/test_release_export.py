@@ -1,11 +1,14 @@
 """The export carries every evaluator's stored scores in the release's layout (exports.machine_scores), so that the
 exported file reads as the release: export, then import_release, gives the same scores back."""
 
+import io
 import json
 from pathlib import Path
 
+from django.core.management import call_command
+
 from assist.models import EvaluatorScore, EvaluatorSentenceScore
-from corpus.models import Summary
+from corpus.models import Project, Summary
 from exports.export import export_benchmark
 from exports.models import ReleaseLabels
 from exports.release import import_release
@@ -74,6 +77,22 @@ def test_export_then_import_release_gives_the_same_scores_per_summary_and_per_se
     fields = ("fact_verification_label", "fact_verification_error_type", "faithfulness_score", "keyfact",
               "keyfact_label", "sentence_label", "completeness", "conciseness", "keyfact_validation_label")
     assert labels_of(other_project, fields) == labels_of(project, fields)
+
+
+def test_the_command_reads_an_export_given_as_one_file(project, tmp_path):
+    import_folder(project, (QUIRKS / "unisumeval_faithfulness.jsonl").read_bytes(),
+                  (QUIRKS / "unisumeval_keyfact.jsonl").read_bytes())
+    run_scores(project)
+    out = tmp_path / "study.jsonl"
+    export_benchmark(project=project, out=out)
+    printed = io.StringIO()
+
+    call_command("import_release", str(out), "--project", "again", stdout=printed)
+
+    again = Project.objects.get(slug="again")
+    assert scores_of(again) == scores_of(project) and sentence_scores_of(again) == sentence_scores_of(project)
+    judged = len(sentence_scores_of(project))
+    assert f"finesure: faithfulness 2, completeness 2, composite 2, sentences {judged}" in printed.getvalue()
 
 
 def test_the_export_writes_the_scores_in_the_releases_layout(project, tmp_path):

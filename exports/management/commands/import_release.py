@@ -14,11 +14,13 @@ class Command(BaseCommand):
         f"Import the UniSumEval release as published ({FAITHFULNESS_FILE} and {KEYFACT_FILE}) into a NEW reference "
         "project: documents, summaries and key-facts, the release's majority labels and human scores (label source "
         "'release', never mixed with annotators' labels) and its evaluators' scores as imported evaluator scores. "
-        "Summaries whose summary_success_state is not 'success' are left out, as the release's own script does."
+        "Summaries whose summary_success_state is not 'success' are left out, as the release's own script does. "
+        "Given a file instead of a folder, reads it as both files: a benchmark export of this platform."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("folder", type=Path, help=f"the folder holding {FAITHFULNESS_FILE} and {KEYFACT_FILE}")
+        parser.add_argument("folder", type=Path, help=f"the folder holding {FAITHFULNESS_FILE} and {KEYFACT_FILE}, "
+                                                      "or one file holding the fields of both (an export)")
         parser.add_argument("--project", required=True, help="slug of the project to create")
         parser.add_argument("--release", default="UniSumEval-v1.0", help="the release's name, kept with its labels")
 
@@ -27,7 +29,8 @@ class Command(BaseCommand):
             raise CommandError(f"--project must be a slug, e.g. {slugify(project)!r}")
         if Project.objects.filter(slug=project).exists():
             raise CommandError(f"project {project!r} exists: a release goes into a new project")
-        paths = [folder / FAITHFULNESS_FILE, folder / KEYFACT_FILE]
+        # The platform's export writes the fields of both release files on each row: one file serves as both.
+        paths = [folder, folder] if folder.is_file() else [folder / FAITHFULNESS_FILE, folder / KEYFACT_FILE]
         missing = [str(path) for path in paths if not path.is_file()]
         if missing:
             raise CommandError(f"no such file: {', '.join(missing)}")
