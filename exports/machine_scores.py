@@ -16,13 +16,14 @@ Python dict, `nan` included.
 """
 
 import ast
+import dataclasses
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from assist.models import EvaluatorScore, EvaluatorSentenceScore
-from corpus.models import Document, Project
+from corpus.models import Document, Project, SummarySentence
 from corpus.storable_text import unstorable
 
 DIMENSIONS = EvaluatorScore.DIMENSIONS
@@ -212,3 +213,67 @@ class MachineScores:
         for field in MACHINE.values():
             out[field] = dict(sorted(out[field].items()))
         return out
+
+
+@dataclasses.dataclass
+class ImportedScores:
+    """What a file gives for one summary: per dimension {evaluator: score or None}, per sentence field
+    {evaluator: entries}."""
+
+    summary_id: int
+    machine: dict[str, dict[str, float | None]]
+    sentences: dict[str, dict[str, list]]
+    n_sentences: int
+
+
+def store_imported_scores(*, project: Project, summaries: list[ImportedScores], release: str):
+    """Imported evaluator scores: a row per evaluator and summary that has a score (per summary or per sentence).
+    Returns, per evaluator, the summaries with a score per dimension it scores somewhere in the file, the summaries
+    without one (the same dimensions), and its sentences judged."""
+    scores: dict[tuple[str, int], dict] = {}
+    dimensions_of: dict[str, set[str]] = defaultdict(set)
+    for summary in summaries:
+        for dimension, by_evaluator in summary.machine.items():
+            for name, value in by_evaluator.items():
+                dimensions_of[name].add(dimension)
+                if value is not None:
+                    scores.setdefault((name, summary.summary_id), {})[dimension] = value
+        for by_evaluator in summary.sentences.values():
+            for name in by_evaluator:
+                scores.setdefault((name, summary.summary_id), {})
+    EvaluatorScore.objects.bulk_create([
+        EvaluatorScore(project=project, summary_id=summary_id, evaluator=name, origin=EvaluatorScore.Origin.IMPORTED,
+                       details={"release": release}, **dimensions)
+        for (name, summary_id), dimensions in scores.items()], batch_size=2000)
+    counted = Counter((name, dimension) for (name, _), values in scores.items() for dimension in values)
+    scored, missing = {}, {}
+    for name in sorted(dimensions_of, key=str.casefold):
+        scored[name] = {dimension: counted[name, dimension] for dimension in DIMENSIONS
+                        if dimension in dimensions_of[name]}
+        if gaps := {dimension: len(summaries) - count for dimension, count in scored[name].items()
+                    if count < len(summaries)}:
+            missing[name] = gaps
+    return scored, missing, _store_sentences(project, summaries)
+
+
+def _store_sentences(project: Project, summaries: list[ImportedScores]) -> dict[str, int]:
+    score_ids = {(name, summary_id): pk for pk, name, summary_id in EvaluatorScore.objects.filter(project=project)
+                 .values_list("pk", "evaluator", "summary_id")}
+    sentence_ids = {(summary_id, index): pk for pk, summary_id, index in SummarySentence.objects.filter(
+        summary__document__project=project).values_list("pk", "summary_id", "index")}
+    rows, judged = [], Counter()
+    for summary in summaries:
+        names = {name for by_evaluator in summary.sentences.values() for name in by_evaluator}
+        for name in sorted(names):
+            entries = zip(*(summary.sentences.get(field, {}).get(name) or [None] * summary.n_sentences
+                            for field in SENTENCE_FIELDS))
+            for index, (score, label, category) in enumerate(entries):
+                if score is None and label is None and category is None:
+                    continue
+                rows.append(EvaluatorSentenceScore(
+                    evaluator_score_id=score_ids[name, summary.summary_id],
+                    summary_sentence_id=sentence_ids[summary.summary_id, index],
+                    score=score, error=None if label is None else bool(label), category=category or ""))
+                judged[name] += 1
+    EvaluatorSentenceScore.objects.bulk_create(rows, batch_size=2000)
+    return dict(judged)

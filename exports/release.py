@@ -36,7 +36,6 @@ from collections import Counter, defaultdict
 
 from django.db import transaction
 
-from assist.models import EvaluatorScore, EvaluatorSentenceScore
 from corpus.importing import (
     DOCUMENT_FIELDS,
     INPUT_TYPES,
@@ -47,18 +46,17 @@ from corpus.importing import (
     import_dataset,
     read_jsonl,
 )
-from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
+from corpus.models import Document, KeyFact, Project, Summary
 from corpus.storable_text import unstorable
 
 from .machine_scores import FIELDS as MACHINE_FIELDS
 from .machine_scores import (
     MACHINE,
     MISSING_TEXT,
-    SENTENCE_ERROR_TYPE,
     SENTENCE_FIELDS,
-    SENTENCE_LABEL,
-    SENTENCE_SCORE,
+    ImportedScores,
     sentence_values,
+    store_imported_scores,
     summary_scores,
 )
 from .models import ReleaseLabels
@@ -470,56 +468,7 @@ def _store(project: Project, summaries: list[_Summary], release: str, result: Re
     for _, field in HUMAN_SCORES:
         if missing := sum(summary.labels[field] is None for summary in summaries):
             result.missing_human[field] = missing
-    _store_machine(project, summaries, summary_ids, release, result)
-
-
-def _store_machine(project: Project, summaries: list[_Summary], summary_ids: dict, release: str,
-                   result: ReleaseImport) -> None:
-    """The evaluators' scores: a row per evaluator and summary that has a score (per summary or per sentence),
-    and what is missing counted per dimension the evaluator scores somewhere in the files."""
-    scores: dict[tuple[str, int], dict] = {}
-    dimensions_of: dict[str, set[str]] = defaultdict(set)
-    for summary in summaries:
-        summary_id = summary_ids[summary.uid, summary.model]
-        for dimension, by_evaluator in summary.machine.items():
-            for name, value in by_evaluator.items():
-                dimensions_of[name].add(dimension)
-                if value is not None:
-                    scores.setdefault((name, summary_id), {})[dimension] = value
-        for by_evaluator in summary.sentences.values():
-            for name in by_evaluator:
-                scores.setdefault((name, summary_id), {})
-    EvaluatorScore.objects.bulk_create([
-        EvaluatorScore(project=project, summary_id=summary_id, evaluator=name, origin=EvaluatorScore.Origin.IMPORTED,
-                       details={"release": release}, **dimensions)
-        for (name, summary_id), dimensions in scores.items()], batch_size=2000)
-    counted = Counter((name, dimension) for (name, _), values in scores.items() for dimension in values)
-    for name in sorted(dimensions_of, key=str.casefold):
-        scored = {dimension: counted[name, dimension] for dimension in MACHINE if dimension in dimensions_of[name]}
-        result.evaluators[name] = scored
-        missing = {dimension: len(summaries) - count for dimension, count in scored.items() if count < len(summaries)}
-        if missing:
-            result.missing_scores[name] = missing
-    _store_sentences(project, summaries, summary_ids, result)
-
-
-def _store_sentences(project: Project, summaries: list[_Summary], summary_ids: dict, result: ReleaseImport) -> None:
-    score_ids = {(name, summary_id): pk for pk, name, summary_id in EvaluatorScore.objects.filter(project=project)
-                 .values_list("pk", "evaluator", "summary_id")}
-    sentence_ids = {(summary_id, index): pk for pk, summary_id, index in SummarySentence.objects.filter(
-        summary__document__project=project).values_list("pk", "summary_id", "index")}
-    rows = []
-    for summary in summaries:
-        summary_id = summary_ids[summary.uid, summary.model]
-        names = {name for by_evaluator in summary.sentences.values() for name in by_evaluator}
-        for name in sorted(names):
-            entries = zip(*(summary.sentences.get(field, {}).get(name) or [None] * len(summary.corpus["sentences"])
-                            for field in (SENTENCE_SCORE, SENTENCE_LABEL, SENTENCE_ERROR_TYPE)))
-            for index, (score, label, category) in enumerate(entries):
-                if score is None and label is None and category is None:
-                    continue
-                rows.append(EvaluatorSentenceScore(
-                    evaluator_score_id=score_ids[name, summary_id], summary_sentence_id=sentence_ids[summary_id, index],
-                    score=score, error=None if label is None else bool(label), category=category or ""))
-                result.sentence_scores[name] = result.sentence_scores.get(name, 0) + 1
-    EvaluatorSentenceScore.objects.bulk_create(rows, batch_size=2000)
+    result.evaluators, result.missing_scores, result.sentence_scores = store_imported_scores(
+        project=project, release=release,
+        summaries=[ImportedScores(summary_ids[summary.uid, summary.model], summary.machine, summary.sentences,
+                                  len(summary.corpus["sentences"])) for summary in summaries])
