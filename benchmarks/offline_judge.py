@@ -1,11 +1,14 @@
 """The offline pre-labeler on hand-written sentences with planted errors: balanced accuracy of "has an error",
 similarity alone (the first offline labeler) against similarity plus the rule-based checks.
 
-    python -m benchmarks.offline_judge [--set eval|dev|both] [--threshold 0.35] [--demo] [--show]
+    python -m benchmarks.offline_judge [--set dev|eval|tune2|both|tuning|blind] [--threshold 0.35] [--demo] [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
 domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases and fused
-sentences). The design was tuned on the dev set only; the eval set was written before the checks were run on it.
+sentences). The tuning sets: dev, eval (held out once, seen since) and tune2 (name swaps, role reversals, number
+swaps and unsupported claims). The blind set was written by someone who never saw the checks; it is reported apart
+from the tuning sets, and its sentences are never printed (`--show` is refused for it), so that nobody tunes on it.
+`--set both` is dev and eval, `--set tuning` all three tuning sets.
 Documents are segmented as the import does (corpus.segmentation), sentences embedded with the configured model.
 `--demo` also counts how many sentences of the demo dataset (annotation/demo/demo.jsonl) each labeler flags, and
 how many of the demo's planted errors (listed below by hand, never used for tuning) it catches.
@@ -19,6 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data"
 CATEGORIES = ("no_error", "out_of_article", "entity", "relation", "sentence")
+ERRORS = CATEGORIES[1:]
+SETS = {"dev": ["dev"], "eval": ["eval"], "tune2": ["tune2"], "both": ["dev", "eval"],
+        "tuning": ["dev", "eval", "tune2"], "blind": ["blind"]}
+HELD_OUT = {"blind"}
 
 
 def load(name: str) -> list[dict]:
@@ -75,6 +82,8 @@ def report(rows) -> dict:
     return {
         "sentences": len(rows), "errors": len(errors), "balanced_accuracy": accuracy, "tpr": tpr, "tnr": tnr,
         "flagged_by_category": {c: f"{flagged[c]}/{total[c]}" for c in CATEGORIES if total[c]},
+        # Recall of each error category: the share of its planted sentences flagged with any error.
+        "recall_by_category": {c: flagged[c] / total[c] for c in ERRORS if total[c]},
         "right_category": sum(planted == predicted for planted, predicted in errors),
     }
 
@@ -115,12 +124,17 @@ def demo_rows(backend) -> list[tuple[tuple[str, str, int], str, str]]:
 
 
 def main() -> None:
+    import time
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=("eval", "dev", "both"), default="eval")
+    parser.add_argument("--set", choices=tuple(SETS), default="eval")
     parser.add_argument("--threshold", type=float, default=None, help="default: FINEGRAIN_OFFLINE_THRESHOLD")
     parser.add_argument("--demo", action="store_true", help="also count the demo dataset's flagged sentences")
-    parser.add_argument("--show", action="store_true", help="print every sentence with its judgment")
+    parser.add_argument("--show", action="store_true", help="print every sentence with its judgment (not for blind)")
     args = parser.parse_args()
+    names = SETS[args.set]
+    if args.show and HELD_OUT & set(names):
+        parser.error("--show prints the sentences; the blind set is measured, never read")
 
     from assist.config import backend_config
     from assist.llm.offline import OfflineSimilarityBackend
@@ -130,30 +144,36 @@ def main() -> None:
     backends = {
         "similarity only (v1)": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
                                                          or None, checks=False),
-        "similarity + checks (v2)": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
+        "similarity + checks (v3)": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
                                                              or None),
     }
-    names = ["dev", "eval"] if args.set == "both" else [args.set]
-    print(f"threshold {threshold:.2f}, model {backends['similarity + checks (v2)'].model}")
+    print(f"threshold {threshold:.2f}, model {backends['similarity + checks (v3)'].model}")
+    # The model's first load would otherwise be counted in the first document's time.
+    for backend in backends.values():
+        backend.label_summary(["A sentence."], ["A sentence."])
     for name in names:
         documents = load(name)
         domains = sorted({d["domain"] for d in documents})
-        print(f"\n{name} set: {len(documents)} documents ({', '.join(domains)})")
-        print("| labeler | sentences | errors | balanced accuracy | TPR | TNR | flagged per planted category "
-              "| right category |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        kind = "held out, written blind" if name in HELD_OUT else "tuning"
+        print(f"\n{name} set ({kind}): {len(documents)} documents ({', '.join(domains)})")
+        print("| labeler | sentences | errors | balanced accuracy | TPR | TNR | recall per error category "
+              "| flagged per planted category | right category | s per document |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for label, backend in backends.items():
+            started = time.perf_counter()
             rows = judged(backend, documents)
+            per_document = (time.perf_counter() - started) / len(documents)
             result = report(rows)
+            recall = ", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items())
             per_category = ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items())
             print(f"| {label} | {result['sentences']} | {result['errors']} | {result['balanced_accuracy']:.3f} "
-                  f"| {result['tpr']:.3f} | {result['tnr']:.3f} | {per_category} "
-                  f"| {result['right_category']}/{result['errors']} |")
+                  f"| {result['tpr']:.3f} | {result['tnr']:.3f} | {recall} | {per_category} "
+                  f"| {result['right_category']}/{result['errors']} | {per_document:.2f} |")
             if args.show:
                 for planted, predicted, sentence, reason in rows:
                     mark = "ok " if (planted == "no_error") == (predicted == "no_error") else "XX "
                     print(f"   {mark}{planted:>14} -> {predicted:<14} {sentence}\n{'':22}{reason}")
-    if args.set == "both":
+    if args.set in ("both", "tuning"):
         from assist.calibration import balanced_accuracy as at_threshold
         from assist.calibration import choose_threshold
 

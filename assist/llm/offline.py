@@ -37,12 +37,21 @@ from assist.contextual_mapping import similarity_matrix
 from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION, SENTENCE, SentenceJudgement
 
 from .base import ChatBackend, Completion, Message, NotSupported
-from .offline_checks import Item, Source, analyse, opposites
+from .offline_checks import Item, analyse, opposites
+from .offline_pairing import Document, Misattribution, Reversal
 
 PROMPT_VERSION = "offline-checks/v2"
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
 PREFIX = "Offline labeler (not an LLM): "
+# An out-of-article claim by its words: content words the document never uses, at least a third of the sentence's,
+# in a sentence whose closest source sentence is not a near copy. A faithful paraphrase changes a word or two of a
+# sentence that stays close to its source; two new words suffice only where the sentence is far from every source.
+UNSUPPORTED_WORDS = 3
+UNSUPPORTED_WORDS_FAR = 2
+FAR = 0.5
+UNSUPPORTED_SHARE = 1 / 3
+UNSUPPORTED_BELOW = 0.7
 _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries, which usually come next.
 
 
@@ -72,14 +81,25 @@ class Findings:
     conflicts: tuple[tuple[Item, int, str], ...]  # (item, source index, what that sentence says instead).
     opposites: tuple[tuple[str, str], ...]  # (summary word, word of the best source sentence) of opposite meaning.
     negated: bool  # The sentence is negated and none of `closest` is.
+    misattributed: tuple[Misattribution, ...] = ()  # Words paired in the document with another name or number.
+    reversed: tuple[Reversal, ...] = ()  # Two names in the opposite order around the same word.
+    unsupported: tuple[str, ...] = ()  # Content words the document never uses.
+    content_words: int = 0  # How many content words the sentence has.
+
+    @property
+    def unsupported_claim(self) -> bool:
+        needed = UNSUPPORTED_WORDS_FAR if self.score < FAR else UNSUPPORTED_WORDS
+        return self.score < UNSUPPORTED_BELOW and len(self.unsupported) >= needed and (
+            len(self.unsupported) >= UNSUPPORTED_SHARE * max(self.content_words, 1))
 
     @property
     def content_flag(self) -> bool:
         """Flagged by a check other than similarity (whatever the threshold)."""
-        return bool(self.absent or self.conflicts or self.opposites or self.negated)
+        return bool(self.absent or self.conflicts or self.opposites or self.negated or self.misattributed
+                    or self.reversed or self.unsupported_claim)
 
 
-def inspect(source: Source, sentence: str, similarities: np.ndarray, *, checks: bool = True) -> Findings:
+def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks: bool = True) -> Findings:
     """Findings for one summary sentence from its similarity to each source sentence (one row)."""
     order = np.argsort(-similarities, kind="stable")
     closest = tuple(int(i) for i in order[:CLOSEST])
@@ -93,7 +113,10 @@ def inspect(source: Source, sentence: str, similarities: np.ndarray, *, checks: 
                       for found in [source.conflict(item, closest)] if found)
     opposite = tuple(opposites(analysis, source.analyses[best]))
     negated = analysis.negated and not any(source.analyses[i].negated for i in closest)
-    return Findings(best, float(similarities[best]), closest, tuple(items), absent, conflicts, opposite, negated)
+    summary = source.summary_frame(sentence, analysis)
+    return Findings(best, float(similarities[best]), closest, tuple(items), absent, conflicts, opposite, negated,
+                    misattributed=tuple(source.misattributions(summary)), reversed=tuple(source.reversals(summary)),
+                    unsupported=tuple(source.unsupported(summary)), content_words=len(summary.words))
 
 
 def decide(findings: Findings, source_sentences: Sequence[str], threshold: float) -> tuple[str, str]:
@@ -114,13 +137,24 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
             parts.append(f"'{item.phrase or item.text}' does not match the closest source sentence S{index + 1}, "
                          f"which has '{other}'")
         return ENTITY, f"{PREFIX}{'; '.join(parts)}."
+    if findings.misattributed:
+        parts = [f"it pairs '{m.word}' with '{m.anchor}', but the document never does; S{m.source_index + 1} pairs "
+                 f"it with '{m.other}'" for m in findings.misattributed[:2]]
+        return ENTITY, f"{PREFIX}{'; '.join(parts)}."
     if findings.opposites:
         said, found = findings.opposites[0]
         return RELATION, (f"{PREFIX}it says '{said}' where the closest source sentence S{findings.best + 1} says "
                           f"'{found}'.")
+    if findings.reversed:
+        r = findings.reversed[0]
+        return RELATION, (f"{PREFIX}it has '{r.first}' ... '{r.word}' ... '{r.second}' in the opposite roles to "
+                          f"S{r.source_index + 1}.")
     if findings.negated:
         return SENTENCE, (f"{PREFIX}it is negated while none of the closest source sentences {_names(closest)} is, "
                           "so it may contradict them.")
+    if findings.unsupported_claim:
+        return OUT_OF_ARTICLE, (f"{PREFIX}{_listing(findings.unsupported)} occur nowhere in the document, so it "
+                                "may state something the document does not.")
     checked = [item.text for item in findings.checked]
     details = (f"the document contains its {_listing(checked)}, and those sentences give no other value for them"
                if checked else "it has no number, date or name to check")
@@ -147,7 +181,7 @@ class OfflineSimilarityBackend(ChatBackend):
         self._encode = encode
         # Stored with every pre-label: which embedding model, which release, decided it.
         self.model = identity or str(embeddings.model_identity(model_path))
-        self._documents: OrderedDict[str, tuple[np.ndarray | None, Source | None]] = OrderedDict()
+        self._documents: OrderedDict[str, tuple[np.ndarray | None, Document | None]] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -177,7 +211,7 @@ class OfflineSimilarityBackend(ChatBackend):
         return embeddings.encode(sentences, model_path=self.model_path)
 
     def _document(self, source_sentences: Sequence[str], speakers: Sequence[str], *,
-                  vectors: bool) -> tuple[np.ndarray | None, Source]:
+                  vectors: bool) -> tuple[np.ndarray | None, Document]:
         """The document's vectors (when asked for) and its analysed sentences, kept for its next summaries."""
         key = hashlib.sha256("\x1e".join([*source_sentences, "\x1f", *speakers]).encode()).hexdigest()
         with self._lock:
@@ -185,7 +219,7 @@ class OfflineSimilarityBackend(ChatBackend):
             if key in self._documents:
                 self._documents.move_to_end(key)
         if source is None:
-            source = Source(source_sentences, speakers)
+            source = Document(source_sentences, speakers)
         if vectors and stored_vectors is None:
             stored_vectors = self.encode(source_sentences)
         with self._lock:

@@ -230,7 +230,8 @@ def analyse(text: str) -> Analysis:
                 starts = _is_sentence_start(tokens, position, text)
                 if not starts:
                     capitalised_inside.add(folded)
-                items.append(Item(NAME, re.sub(r"['’]s?$", "", word), frozenset({folded}), opens_sentence=starts))
+                items.append(Item(NAME, re.sub(r"['’]s?$", "", word), frozenset({folded}), opens_sentence=starts,
+                                  span=(match.start(), match.end())))
         position += 1
     items = _share_units(items, text)
     quantities = {(value, item.unit) for item in items if item.kind == NUMBER for value in item.values}
