@@ -18,7 +18,8 @@ from exports.label_streams import CAREFUL, CARELESS, Crowd, draw_pool
 from exports.simulate import PAPER, simulate_annotations
 from tests.work import import_generated
 
-pytestmark = pytest.mark.django_db
+# Each test builds and labels a whole small project: the slower tier.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SEED = 1
 
