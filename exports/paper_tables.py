@@ -14,6 +14,7 @@ from collections import defaultdict
 
 from django.db.models import Avg
 
+from annotation.models import ErrorType
 from corpus.models import Document, Project
 
 from .analytics import Analytics
@@ -25,6 +26,9 @@ DOMAIN_DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 SHORT_NAMES = {"faithfulness": "Faith", "completeness": "Comp", "conciseness": "Conc", "composite": "Composite"}
 INPUT_TYPES = {"non-dialogue": "Non-dialogue", "dialogue": "Dialogue"}
 LENGTHS = {"short": "Short", "long": "Long"}
+# Figure 4's abbreviations, in its order: the extrinsic error first, then the intrinsic ones.
+ERROR_TYPE_NAMES = {ErrorType.OUT_OF_ARTICLE: "OutE", ErrorType.ENTITY: "EntE", ErrorType.RELATION: "RelE",
+                    ErrorType.SENTENCE: "SenE"}
 DOMAIN_TABLE_NUMBERS = {"faithfulness": 14, "completeness": 15, "conciseness": 16, "composite": 17}
 
 
@@ -141,7 +145,8 @@ def hallucination_table(analytics: Analytics) -> PaperTable:
 
 def error_type_table(analytics: Analytics) -> PaperTable:
     shares = analytics.error_types.get("model") or {}
-    names = sorted({name for groups in shares.values() for name in groups})
+    seen = {name for groups in shares.values() for name in groups}
+    names = [name for name in ERROR_TYPE_NAMES if name in seen] + sorted(seen - set(ERROR_TYPE_NAMES))
     erroneous: dict = defaultdict(int)
     for (_uid, model, _index), label in analytics.sentence_labels.items():
         erroneous[model] += bool(label)
@@ -152,7 +157,9 @@ def error_type_table(analytics: Analytics) -> PaperTable:
     return PaperTable(
         caption="Factual error types (%) per summarizer: the share of each type among the types annotators gave "
                 "the sentences the majority judged erroneous (paper 5.4, figure 4).",
-        columns=[("Summarizer",), ("Erroneous sentences",), *[(name,) for name in names]], rows=rows)
+        columns=[("Summarizer",), ("Erroneous sentences",), *[(ERROR_TYPE_NAMES.get(name, name),) for name in names]],
+        rows=rows, note="OutE: out-of-article error (extrinsic); EntE, RelE, SenE: entity, relation and sentence "
+                        "errors (intrinsic).")
 
 
 def _share_row(group: str, share) -> list:
