@@ -6,7 +6,8 @@ kept: one release row is one line); the export-only fields are checked here. Lab
 --annotator-labels: each pseudonymous annotator becomes an Annotator (provider "simulated" when the export says
 its labels were simulated, else "link" with external id "benchmark:<pseudonym>"), each (HIT, annotator) one
 submitted Assignment. Key-fact statuses come from the export's `keyfact` list (the human key-facts), and the
-KA HITs are built for them, so that the majority labels and the scores of the export are reproduced.
+KA HITs are built for them, so that the majority labels and the scores of the export are reproduced. The
+evaluators' scores (exports.machine_scores) come back as imported evaluator scores, per summary and per sentence.
 """
 
 import json
@@ -23,12 +24,22 @@ from corpus.models import Document, KeyFact, Project, Summary
 from corpus.storable_text import unstorable
 
 from .aggregation import DAWID_SKENE_FIELDS, REDUNDANCY_FIELDS, RELEASE_FIELDS
+from .machine_scores import FIELDS as MACHINE_FIELDS
+from .machine_scores import (
+    MACHINE,
+    SENTENCE_FIELDS,
+    ImportedScores,
+    sentence_values,
+    store_imported_scores,
+    summary_scores,
+)
 
 CORPUS_FIELDS = ("uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "model", "reference",
                  "document", "summary", "sentences", "pred_keyfact")
 EXPORT_ONLY = set(RELEASE_FIELDS) - set(CORPUS_FIELDS) | {"composite", "label_source", "annotator_labels",
                                                            "item_flags", "adjudications", "assistance",
-                                                           *DAWID_SKENE_FIELDS, *REDUNDANCY_FIELDS}
+                                                           *DAWID_SKENE_FIELDS, *REDUNDANCY_FIELDS,
+                                                           "summary_success_state", *MACHINE_FIELDS}
 
 
 def read_rows(data: bytes) -> list[dict]:
@@ -61,7 +72,9 @@ def _is_flag(item) -> bool:
 def import_benchmark(*, project: Project, data: bytes) -> dict:
     rows = read_rows(data)
     errors = []
+    machine = []
     for line, row in enumerate(rows, start=1):
+        machine.append(_machine_scores(row, line, errors))
         unknown = sorted(set(row) - set(CORPUS_FIELDS) - EXPORT_ONLY)
         if unknown:
             errors.append(RowError(line, unknown[0], f"unknown field(s): {', '.join(unknown)}"))
@@ -103,7 +116,25 @@ def import_benchmark(*, project: Project, data: bytes) -> dict:
     build_hits(project, Task.KEYFACT_VALIDATION)
     for document in Document.objects.filter(project=project).select_related("project"):
         create_alignment_hits(document)
+    summary_ids = {(uid, model): pk for pk, uid, model in Summary.objects.filter(document__project=project)
+                   .values_list("pk", "document__uid", "model")}
+    store_imported_scores(project=project, release="benchmark export", summaries=[
+        ImportedScores(summary_ids[row["uid"], row["model"]], by_dimension, by_sentence, len(row["sentences"]))
+        for row, (by_dimension, by_sentence) in zip(rows, machine)])
     return _restore_labels(project, rows, documents)
+
+
+def _machine_scores(row: dict, line: int, errors: list[RowError]) -> tuple[dict, dict]:
+    """The row's evaluator scores per dimension and per sentence, its problems added to `errors`."""
+    def report(field):
+        return lambda message: errors.append(RowError(line, field, message))
+
+    sentences = row.get("sentences")
+    n = len(sentences) if isinstance(sentences, list) else 0
+    return ({dimension: summary_scores(row[field], report(field)) for dimension, field in MACHINE.items()
+             if row.get(field) is not None},
+            {field: sentence_values(row[field], field, n, report(field)) for field in SENTENCE_FIELDS
+             if row.get(field) is not None})
 
 
 def _restore_labels(project: Project, rows: list[dict], documents: dict[str, int]) -> dict:

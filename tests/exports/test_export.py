@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotator, Label
-from corpus.models import KeyFact, Project
+from assist.models import EvaluatorScore, EvaluatorSentenceScore
+from corpus.models import KeyFact, Project, Summary
 from exports import aggregation
 from exports.aggregation import RELEASE_FIELDS
 from exports.export import ExportOptions, export_benchmark
@@ -142,6 +143,13 @@ def test_worker_ids_never_leave_the_platform(simulated, tmp_path):
 
 def test_a_round_trip_reproduces_the_scores(simulated, tmp_path):
     # Dawid-Skene's fields ride along: the import knows them as the export's own and reads nothing from them.
+    # An evaluator's scores come back, per summary and per sentence.
+    summary = Summary.objects.filter(document__project=simulated).order_by("pk").first()
+    score = EvaluatorScore.objects.create(project=simulated, summary=summary, evaluator="SummaC Conv",
+                                          faithfulness=0.25, composite=0.5)
+    sentence = summary.sentences.order_by("index").last()
+    EvaluatorSentenceScore.objects.create(evaluator_score=score, summary_sentence=sentence, score=0.1, error=True,
+                                          category="entity")
     export_benchmark(project=simulated, out=tmp_path / "first.jsonl",
                      options=ExportOptions(annotator_labels=True, dawid_skene=True))
     fresh = Project.objects.create(slug="fresh", name="Fresh")
@@ -153,6 +161,11 @@ def test_a_round_trip_reproduces_the_scores(simulated, tmp_path):
     key = lambda row: (row["uid"], row["model"])  # noqa: E731
     assert [[row[f] for f in fields] for row in sorted(first, key=key)] == \
         [[row[f] for f in fields] for row in sorted(second, key=key)]
+    back = EvaluatorScore.objects.get(project=fresh, evaluator="SummaC Conv")
+    assert (back.summary.document.uid, back.summary.model) == (summary.document.uid, summary.model)
+    assert (back.faithfulness, back.completeness, back.composite) == (0.25, None, 0.5)
+    assert list(back.sentences.values_list("summary_sentence__index", "score", "error", "category")) == [
+        (sentence.index, 0.1, True, "entity")]
 
 
 def _peak_export(project, path) -> int:
