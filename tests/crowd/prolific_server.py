@@ -96,6 +96,9 @@ class ProlificServer:
     routes: dict = field(default_factory=dict)  # (method, path) -> (status, fixture name or None)
     requests: list = field(default_factory=list)
     url: str = ""
+    # Whether a study answers GET with the total of places its last accepted PATCH set, as Prolific does.
+    tracks_places: bool = False
+    places: dict = field(default_factory=dict)  # study path -> total_available_places set by PATCH
 
     def route(self, method: str, path: str, fixture: str | None, status: int = 200) -> None:
         self.routes[(method, path)] = (status, fixture)
@@ -104,7 +107,7 @@ class ProlificServer:
         """Places are increased, never decreased: compared with what GET on the study answers now."""
         _, fixture = self.routes.get(("GET", path), (404, None))
         if fixture and isinstance(body, dict):
-            current = json.loads((FIXTURES / fixture).read_text()).get("total_available_places")
+            current = self.places.get(path, json.loads((FIXTURES / fixture).read_text()).get("total_available_places"))
             if isinstance(current, int) and body.get("total_available_places", current) < current:
                 return f"the study has {current} places; they cannot be decreased"
         return None
@@ -131,6 +134,11 @@ def start(server_state: ProlificServer):
                 problem = server_state.lowers_places(self.path, server_state.requests[-1].body)
             if problem is not None:
                 status, body = 400, json.dumps({"error": {"detail": problem}}).encode()
+            elif server_state.tracks_places and self.command == "PATCH" and status < 400:
+                server_state.places[self.path] = server_state.requests[-1].body["total_available_places"]
+            if server_state.tracks_places and self.command == "GET" and self.path in server_state.places:
+                body = json.dumps({**json.loads(body), "total_available_places": server_state.places[self.path]}
+                                  ).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
