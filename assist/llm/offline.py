@@ -9,9 +9,14 @@ SBERTScore's precision does, papers/002, eq. 1) and judged in this order:
    document, or when its closest source sentences (the top CLOSEST by similarity) count the same thing with another
    number: "22 spaces" where they say "140 spaces" (assist.llm.offline_checks says what is matched and how). A
    detail found elsewhere in the document passes: a summary sentence often fuses sentences far apart.
-3. Relation error when the closest source sentence uses the opposite word (rise/fall, before/after, more/fewer...).
+   Also an entity error when the sentence pairs a person or organisation with a word that the document pairs only
+   with someone else ("Reyes led the study" where Brandt led it; assist.llm.offline_pairing says how).
+3. Relation error when the closest source sentence uses the opposite word (rise/fall, before/after, more/fewer...),
+   or when two names or two numbers stand in the opposite roles around the same word ("Castleford beat Rovers").
 4. Sentence error when the sentence is negated and none of its closest source sentences is: it may contradict them.
-5. Otherwise no error; the reason says which checks passed and that meaning itself was not checked.
+5. Out-of-article error when at least a third of its content words, and at least three (two where no source
+   sentence is close), occur nowhere in the document, and no source sentence is a near copy of it.
+6. Otherwise no error; the reason says which checks passed and that meaning itself was not checked.
 
 Every reason starts "Offline labeler (not an LLM):" and names exactly what produced it, so annotators weigh it
 accordingly. The result is a deterministic function of the document's sentences, the summary sentence and the
@@ -19,8 +24,9 @@ settings (threshold, embedding model): the same sentence gets the same judgment 
 is judged, whatever the other sentences of its summary.
 
 Measured on hand-written sentences with planted errors (benchmarks/offline_judge.py, results in
-benchmarks/RESULTS.md). What it cannot see: a wrong relation without an opposite word (a swapped subject and object,
-a wrong verb), a contradiction without a negation, and an addition that stays on topic and names nothing new.
+benchmarks/RESULTS.md). What it cannot see: a wrong relation without an opposite word or two named parties (a wrong
+verb, "the customer will pay" for "the company will pay"), a contradiction without a negation, an addition that
+stays on topic in the document's own words, and a swap between two places or things named with one word each.
 """
 
 import hashlib

@@ -15,7 +15,7 @@ detail that the document never states can be found by plain matching:
   inside a sentence too), matched without case, accents or a possessive, and allowing an inflected ending
   ("Estonian" for "Estonia"); redaction placeholders (`<PLACE_1>`) exactly;
 - opposite words (rise/fall, before/after, more/fewer, opened/closed, ...) where the closest source sentence has
-  one word of a pair and the summary sentence the other;
+  one word of a pair and the summary sentence only the other;
 - a negation ("not", "never", "no") in a sentence whose closest source sentences have none.
 
 Everything here is a pure function of its text arguments, so a sentence gets the same findings wherever it is judged.
@@ -388,8 +388,11 @@ class Source:
         time found anywhere in the document passes, as summary sentences fuse sentences far apart."""
         if item.kind != NUMBER or not item.unit:
             return None
-        for analysis in self.analyses:
-            if any(other.kind == NUMBER and other.unit == item.unit and self._in(item, _only(other))
+        for sentence, analysis in zip(self.sentences, self.analyses):
+            # The same unit, or the number with its unit after "of" ("12 of the farms").
+            if any(other.kind == NUMBER and self._in(item, _only(other)) and (other.unit == item.unit or (
+                    not other.unit and re.match(rf"\s+of\s+(?:the\s+|these\s+|its\s+|their\s+)?{re.escape(item.unit)}",
+                                                sentence[other.span[1]:])))
                    for other in analysis.items):
                 return None
         for i in indices:
@@ -452,7 +455,9 @@ def opposites(summary: Analysis, source: Analysis) -> list[tuple[str, str]]:
             continue
         group = next(left | right for left, right in _OPPOSITES if word in left | right)
         same_side = group - other
-        if source_words & same_side:
+        # A source that uses the summary's word, or a summary that uses both sides ("close ... open for longer",
+        # "rising costs ... lower its goal"), is not a reversal of one word.
+        if source_words & same_side or set(summary.words) & other:
             continue
         opposite = [w for w in source.words if w in other]
         if opposite:

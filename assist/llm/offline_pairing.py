@@ -55,10 +55,16 @@ come comes came coming go goes went gone
 CLAUSE = 12
 _PRONOUNS = {"he", "she", "they", "it", "his", "her", "their", "its", "him", "them", "this", "these", "those"}
 _PASSIVE_MARK = "by"
+_TITLES = {"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "sir", "dame", "lord", "lady", "councillor", "judge",
+           "president", "minister", "senator", "governor", "mayor", "captain", "coach", "manager", "chairman",
+           "chairwoman", "chair", "director", "commissioner", "chief", "executive", "leader", "substitute"}
 
 
 def stem(word: str) -> str:
-    """"collected" -> "collect", "closures" -> "closur": a common ending cut, at most six letters kept."""
+    """"collected" -> "collect", "closures" -> "closur", "studied" -> "study": a common ending cut, at most six
+    letters kept."""
+    if word.endswith(("ied", "ies")) and len(word) > 4:
+        return (word[:-3] + "y")[:6]
     for ending in ("ing", "ed", "es", "s", "ly"):
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[:-len(ending)]
@@ -199,6 +205,15 @@ class Document(Source):
                        zip(self.sentences, self.analyses)]
         self.vocabulary = set().union(*(f.stems for f in self.frames)) | {stem(word) for word in self.speaker_words}
         self.vocabulary |= {stem(word) for a in self.analyses for word in a.words}
+        # Names of people and organisations: written somewhere with a first name or a second word ("Helena
+        # Brandt", "Ashby Council") or a title ("Dr Saar"). A place ("Tartu", "Eastfield") is named with one word,
+        # and the words near it ("the Eastfield clinic", "a Tartu team") say where, not who did what.
+        self.agents = {value for f in self.frames for anchor in f.anchors if anchor.kind == NAME and (
+            len(anchor.values) > 1 or (anchor.first and f._folded[anchor.first - 1] in _TITLES))
+            for value in anchor.values}
+
+    def is_agent(self, anchor: Anchor) -> bool:
+        return anchor.kind == NAME and bool(anchor.values & self.agents)
 
     def summary_frame(self, sentence: str, analysis: Analysis | None = None) -> Frame:
         """The summary sentence's frame. The words its numbers count are left out: the number checks judge them
@@ -211,7 +226,7 @@ class Document(Source):
     def misattributions(self, summary: Frame) -> list[Misattribution]:
         found = []
         for index, anchor in enumerate(summary.anchors):
-            if anchor.kind != NAME:
+            if not self.is_agent(anchor):
                 continue  # Numbers sit beside many words ("protecting 300,000 homes"); their units are checked.
             homes = [i for i, f in enumerate(self.frames) if any(anchor.matches(b) for b in f.anchors)]
             if not homes:
@@ -238,7 +253,7 @@ class Document(Source):
         for i, f in enumerate(self.frames):
             for index, stems in f.paired.items():
                 other = f.anchors[index]
-                if other.kind == kind and has_stem(word_stem, stems) and not any(
+                if self.is_agent(other) and has_stem(word_stem, stems) and not any(
                         other.matches(mine) for mine in summary.anchors):
                     return i, other.text
         return None

@@ -4,6 +4,7 @@ the document supports it. Plain functions over text: no model, no database."""
 import pytest
 
 from assist.llm.offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Source, analyse, opposites
+from assist.llm.offline_pairing import Document, same_stem, stem
 
 
 def items(text: str) -> list[tuple[str, str, object]]:
@@ -108,3 +109,84 @@ def test_opposite_words_are_found_where_the_source_does_not_use_the_summary_word
 def test_negation_is_noticed():
     assert analyse("The clinic hasn't opened.").negated and analyse("It never opened.").negated
     assert not analyse("The clinic opened on Monday.").negated
+
+
+# --- Who did what (assist.llm.offline_pairing): pairings of words with names and numbers.
+
+STUDY = Document([
+    "A two-year study of farm soils was led by Dr Helena Brandt of Marlow University.",
+    "Her colleague Samuel Reyes collected more than 900 soil samples from 48 farms.",
+    "Brandt said the difference was largest on clay soils.",
+    "Riverside Rovers beat Castleford Athletic 3-1 in the county cup final.",
+    "Northwind will pay with £150 million of new debt and £60 million from its cash reserves.",
+])
+
+
+def misattributed(sentence: str) -> list[tuple[str, str, str]]:
+    return [(m.anchor, m.word, m.other) for m in STUDY.misattributions(STUDY.summary_frame(sentence))]
+
+
+def reversed_roles(sentence: str) -> list[tuple[str, str, str]]:
+    return [(r.first, r.word, r.second) for r in STUDY.reversals(STUDY.summary_frame(sentence))]
+
+
+def test_a_name_given_what_the_document_says_someone_else_did_is_misattributed():
+    assert misattributed("Samuel Reyes led the two-year study.") == [("Samuel Reyes", "led", "Helena Brandt")]
+    assert misattributed("Reyes said the difference was largest on clay soils.") == [
+        ("Reyes", "difference", "Brandt")]
+
+
+def test_a_faithful_paraphrase_keeps_its_pairings():
+    assert misattributed("Helena Brandt of Marlow University led a two-year study of farm soils.") == []
+    assert misattributed("Samuel Reyes collected over 900 samples of soil.") == []
+
+
+def test_a_sentence_opening_with_a_pronoun_goes_on_about_the_previous_name_but_not_for_its_own_names_words():
+    # "Her colleague Samuel Reyes collected ...": "collected" belongs to Reyes, not to Brandt before it.
+    assert misattributed("Helena Brandt collected more than 900 soil samples.") == [
+        ("Helena Brandt", "collected", "Samuel Reyes")]
+    source = Document(["Dr Helena Brandt joined Marlow University in 2019.", "She led the soil study.",
+                       "Samuel Reyes led the water survey."])
+    assert source.misattributions(source.summary_frame("Brandt led the soil study.")) == []
+
+
+def test_two_names_in_reversed_roles_are_found_unless_the_voice_turns_them():
+    assert reversed_roles("Castleford Athletic beat Riverside Rovers 3-1.") == [
+        ("Castleford Athletic", "beat", "Riverside Rovers")]
+    assert reversed_roles("Castleford Athletic were beaten 3-1 by Riverside Rovers.") == []
+    assert reversed_roles("Riverside Rovers beat Castleford Athletic in the final.") == []
+
+
+def test_two_numbers_in_reversed_roles_are_found():
+    assert reversed_roles("Northwind will pay with £60 million of new debt and £150 million of its cash.") == [
+        ("£60 million", "debt", "£150 million")]
+    assert reversed_roles("Northwind will pay with £150 million of new debt and £60 million of its cash.") == []
+
+
+def test_content_words_the_document_never_uses_are_unsupported_in_any_form():
+    assert STUDY.unsupported(STUDY.summary_frame("Brandt recommends that farmers stop ploughing altogether.")) == [
+        "recommends", "stop", "ploughing", "altogether"]
+    assert STUDY.unsupported(STUDY.summary_frame("The differences were largest on the clay soil she studied.")) == []
+
+
+def test_stems_match_inflections_but_not_short_unrelated_words():
+    assert same_stem(stem("proposed"), stem("proposal")) and same_stem(stem("collected"), stem("collecting"))
+    assert not same_stem(stem("led"), stem("lead")) and not same_stem(stem("voted"), stem("vetoed"))
+
+
+def test_a_summary_using_both_sides_of_a_pair_is_not_an_opposite():
+    source = analyse("Fernhill library will shut in January, while the central library will extend its hours.")
+    assert opposites(analyse("Fernhill will open in January."), source) == [("open", "shut")]
+    assert opposites(analyse("Fernhill will close in January and the central library will open longer."),
+                     source) == []
+
+
+def test_a_number_with_its_unit_after_of_is_the_same_count():
+    source = Source(["Her colleague collected samples from 48 farms.", "A follow-up will test 12 of the farms."])
+    [twelve] = analyse("The follow-up will test 12 farms.").items
+    assert source.conflict(twelve, [0, 1]) is None
+    [thirty] = analyse("The follow-up will test 30 farms.").items
+    assert not source.anywhere(thirty)
+    [swapped] = [item for item in analyse("The samples came from 12 farms.").items if item.kind == NUMBER]
+    assert Source(["Samples came from 48 farms.", "A follow-up will test 12 fields."]).conflict(swapped, [0]) == (
+        0, "48 farms")

@@ -71,6 +71,48 @@ def test_a_negated_sentence_whose_sources_are_not_is_a_sentence_error(backend):
     assert reason.startswith("Offline labeler (not an LLM): it is negated while none of the closest source sentences")
 
 
+PEOPLE = [
+    "A two-year study of farm soils was led by Dr Helena Brandt of Marlow University.",
+    "Her colleague Samuel Reyes collected more than 900 soil samples from 48 farms.",
+    "Fields ploughed every year held 18% less carbon than fields left unploughed.",
+    "The research was funded by the Greenfield Foundation with a grant of £450,000.",
+    "Riverside Rovers, the university's football club, beat Castleford Athletic in the county cup final.",
+]
+
+
+def judge_people(backend, sentence):
+    [judgement] = backend.label_summary(PEOPLE, [sentence])
+    return judgement.category, judgement.reason
+
+
+def test_a_name_swapped_within_the_document_is_an_entity_error_naming_who_the_document_says(backend):
+    category, reason = judge_people(backend, "Samuel Reyes led the two-year study of farm soils.")
+    assert category == ENTITY
+    assert reason == ("Offline labeler (not an LLM): it pairs 'led' with 'Samuel Reyes', but the document never does; "
+                      "S1 pairs it with 'Helena Brandt'.")
+    assert judge_people(backend, "Helena Brandt of Marlow University led a two-year study of soils on farms.")[0] \
+        == NO_ERROR
+
+
+def test_two_names_in_reversed_roles_are_a_relation_error_and_the_passive_is_not(backend):
+    category, reason = judge_people(backend, "Castleford Athletic beat Riverside Rovers in the county cup final.")
+    assert category == RELATION
+    assert reason == ("Offline labeler (not an LLM): it has 'Castleford Athletic' ... 'beat' ... 'Riverside Rovers' "
+                      "in the opposite roles to S5.")
+    passive = "Castleford Athletic were beaten by Riverside Rovers in the county cup final."
+    assert judge_people(backend, passive)[0] == NO_ERROR
+
+
+def test_an_on_topic_claim_in_words_the_document_never_uses_is_out_of_article(backend):
+    category, reason = judge_people(backend, "The team now recommends that farmers stop ploughing altogether within a "
+                                             "decade.")
+    assert category == OUT_OF_ARTICLE
+    assert reason == ("Offline labeler (not an LLM): 'team', 'recommends', 'stop', 'altogether' and 'decade' occur "
+                      "nowhere in the document, so it may state something the document does not.")
+    paraphrase = "The Greenfield Foundation paid for the research with a £450,000 grant."
+    assert judge_people(backend, paraphrase)[0] == NO_ERROR
+
+
 def test_a_sentence_gets_the_same_judgment_alone_or_inside_a_summary(backend):
     summary = [
         "The Eastfield clinic opened on 14 October.",
