@@ -122,6 +122,18 @@ def test_a_prolific_study_opens_the_first_rounds_places_only(corpus, prolific):
     assert prolific.calls("POST", "/api/v1/studies/")[0].body["total_available_places"] == 8
 
 
+def test_the_dry_run_page_says_the_places_are_the_first_rounds(corpus, manager, annotator, client):
+    collects(corpus)
+    client.force_login(manager)
+    page = client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "prolific"})
+    assert page.status_code == 200
+    assert b"4 HITs \xc3\x97 2 assignments = 8 assignments" in page.content
+    assert b"first round&#x27;s 2 annotators, not 3" in page.content
+    client.force_login(annotator)
+    assert client.get(reverse("crowd_publish", args=[corpus.slug]), {"task": "fv", "provider": "prolific"}
+                      ).status_code in (403, 404)
+
+
 def test_the_fixed_design_still_asks_n(corpus, fake_mturk):
     plan, _ = publish_on_mturk(corpus)
     assert {body["MaxAssignments"] for body in creates(fake_mturk)} == {3} and plan.estimate.assignments == 12
