@@ -144,10 +144,10 @@ def main() -> None:
     backends = {
         "similarity only (v1)": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
                                                          or None, checks=False),
-        "similarity + checks (v3)": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
+        "similarity + checks + pairing": OfflineSimilarityBackend(threshold=threshold, model_path=config.embedding_model
                                                              or None),
     }
-    print(f"threshold {threshold:.2f}, model {backends['similarity + checks (v3)'].model}")
+    print(f"threshold {threshold:.2f}, model {backends['similarity + checks + pairing'].model}")
     # The model's first load would otherwise be counted in the first document's time.
     for backend in backends.values():
         backend.label_summary(["A sentence."], ["A sentence."])
