@@ -23,6 +23,7 @@ from ..permissions import (
     role_in,
 )
 from ..selectors import count_of
+from .jobs import polled_fragment
 from .pagination import paginate
 
 DOCUMENTS_PER_PAGE = 50
@@ -69,6 +70,11 @@ def project_detail(request, slug):
     project = get_project(request.user, slug)
     role = role_in(project, request.user)
     context = {"project": project, "role": role}
+    if role == Membership.Role.MANAGER and request.htmx and request.GET.get("part") == "assist":
+        # The assist card follows its run and counts again at every look, so the counts are current once it ends.
+        assist = assist_status(project)
+        running = assist["job"] is not None and not assist["job"].is_finished
+        return polled_fragment(request, "assist/_card.html", {"project": project, "assist": assist}, stop=not running)
     if role == Membership.Role.MANAGER:
         # The counts are subqueries on the page's rows only: a join of summaries and key-facts would fan out.
         documents = (project.documents.annotate(summary_count=count_of(Summary.objects.all(), "document"),

@@ -199,3 +199,31 @@ def test_a_project_made_on_the_page_starts_adaptive_and_one_made_otherwise_fixed
     assert Project.objects.create(slug="epsilon", name="Epsilon").redundancy_policy == "fixed"
     response = client.post(reverse("project_create"), {**data, "slug": "zeta", "redundancy_policy": "most"})
     assert "Select a valid choice" in response.content.decode() and not Project.objects.filter(slug="zeta").exists()
+
+
+def test_the_ai_assistance_counts_follow_a_run_until_it_ends(client, imported, manager, annotator):
+    from assist.models import PreLabel
+    from corpus.models import Job, SummarySentence
+
+    url = reverse("project_detail", args=["alpha"])
+    job = Job.objects.create(project=imported, kind=Job.Kind.ASSIST, status=Job.Status.RUNNING)
+    client.force_login(manager)
+    card = f'hx-get="{url}?part=assist"'
+    assert card in client.get(url).content.decode()
+    response = client.get(url, {"part": "assist"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and card in response.content.decode()
+    assert "0 sentences pre-labeled" in response.content.decode()
+
+    sentences = SummarySentence.objects.filter(summary__document__project=imported)[:2]
+    for sentence in sentences:
+        PreLabel.objects.create(summary_sentence=sentence, status=PreLabel.Status.OK, backend="offline-similarity",
+                                model="m", prompt_version="t", category="no_error", reason="ok")
+    job.status = Job.Status.DONE
+    job.save(update_fields=["status"])
+    response = client.get(url, {"part": "assist"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 286  # the run ended: htmx stops asking, the last counts stay
+    page = response.content.decode()
+    assert "2 sentences pre-labeled (0 flagged)" in page and card not in page and "<h1>" not in page
+
+    client.force_login(annotator)
+    assert 'id="assist"' not in client.get(url, {"part": "assist"}, HTTP_HX_REQUEST="true").content.decode()
