@@ -59,8 +59,10 @@ def test_an_invitation_link_makes_the_account_on_first_use_and_works_once(client
     assert not get_user_model().objects.filter(username="again").exists()
     client.force_login(manager)
     audit = client.get(reverse("people", args=[project.slug])).content.decode()
-    assert "invited <strong>Reviewer &lt;b&gt;Anna&lt;/b&gt;</strong> as reviewer" in audit
-    assert "joined through an invitation <strong>anna</strong> as reviewer" in audit
+    assert "invited <strong>Reviewer &lt;b&gt;Anna&lt;/b&gt;</strong> as reviewer." in audit
+    # Anna acts here: her name comes once, as the subject of the sentence.
+    assert "<strong>anna</strong> joined as reviewer (Reviewer &lt;b&gt;Anna&lt;/b&gt;) through an invitation." in audit
+    assert "anna joined through an invitation" not in audit
 
 
 def test_a_logged_in_person_joins_once_and_a_bad_sign_up_writes_nothing(client, project, manager, outsider):
@@ -135,6 +137,9 @@ def test_roles_change_and_people_leave_but_the_project_keeps_a_manager(client, p
     assert not Membership.objects.filter(pk=mine.pk).exists()
     assert list(MembershipEvent.objects.order_by("pk").values_list("action", "subject")) == [
         ("role_changed", annotator.username), ("role_changed", manager.username), ("removed", manager.username)]
+    client.force_login(theirs.user)
+    audit = client.get(reverse("people", args=[project.slug])).content.decode()
+    assert f"{annotator.username} removed <strong>{manager.username}</strong>, who was reviewer." in audit
     assert change(client, project, action="role", member=999999, role="manager").status_code == 404
     assert change(client, project, action="role", member=theirs.pk, role="owner").status_code == 400
 
