@@ -30,11 +30,13 @@ def neutralise(value):
     return value
 
 
-def write_rows(handle: TextIO, rows: Sequence[dict]) -> None:
-    """Rows of dicts with the same keys; the header is the first row's keys."""
-    if not rows:
-        return
-    columns = list(rows[0])
+def write_rows(handle: TextIO, rows: Sequence[dict], columns: Sequence[str] | None = None) -> None:
+    """Rows of dicts with the same keys; the header is `columns`, or else the first row's keys. With `columns`, a
+    table with no rows is still a CSV a spreadsheet or pandas opens: its header alone."""
+    if columns is None:
+        if not rows:
+            return
+        columns = list(rows[0])
     writer = csv.writer(handle, quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow([neutralise(name) for name in columns])
     writer.writerows([neutralise(row.get(name)) for name in columns] for row in rows)

@@ -66,6 +66,23 @@ def progress_series(project: Project, source: str) -> dict[str, list[tuple[str, 
     return series
 
 
+# The columns of the tables that can be empty (no evaluator scores yet), so that their CSV keeps its header.
+EVALUATOR_COLUMNS = ("evaluator", "dimension", "evaluator_score", "group_by", "group", "summary_pearson",
+                     "summary_pearson_p", "summary_pearson_ci_low", "summary_pearson_ci_high", "summary_spearman",
+                     "summary_spearman_p", "summary_n", "system_spearman", "system_p", "system_n", "note")
+DETECTION_COLUMNS = ("evaluator", "split", "threshold", "validation_sentences", "validation_balanced_accuracy",
+                     "test_sentences", "balanced_accuracy", "roc_auc", "tn", "fp", "fn", "tp", "note")
+COMBINATION_COLUMNS = ("first", "second", "rule", "first_balanced_accuracy", "second_balanced_accuracy",
+                       "balanced_accuracy", "test_sentences", "tn", "fp", "fn", "tp", "note")
+
+
+def table_columns(table: str) -> tuple[str, ...] | None:
+    """The header of a table whose columns do not depend on its rows; None for the others."""
+    if table == "evaluators" or table.startswith("evaluator-"):
+        return EVALUATOR_COLUMNS
+    return {"detection": DETECTION_COLUMNS, "detection-combinations": COMBINATION_COLUMNS}.get(table)
+
+
 def evaluator_rows(project: Project, source: str, evaluator: str, analytics: Analytics | None = None) -> list[dict]:
     """Summary-level Pearson and Spearman and system-level Spearman of one evaluator, per dimension: overall, per
     domain and per source dataset."""

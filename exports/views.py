@@ -30,7 +30,7 @@ from .figures import DIMENSIONS, current_figures, figures_job, figures_start, la
 from .figures import KIND as FIGURES_KIND
 from .paper_tables import PAPER_TABLES
 from .runs import export_start
-from .tables import TABLES
+from .tables import TABLES, table_columns
 
 
 def _include_simulated(request) -> bool:
@@ -120,7 +120,7 @@ def table_csv(request, slug, table):
     if rows is None:
         raise Http404("No such table")
     buffer = io.StringIO()
-    write_rows(buffer, rows)
+    write_rows(buffer, rows, table_columns(table))
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
     return response

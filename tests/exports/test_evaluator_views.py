@@ -14,6 +14,7 @@ from assist.models import EvaluatorScore
 from corpus.models import Job
 from exports.export import ExportOptions, export_benchmark
 from exports.simulate import simulate_annotations
+from exports.tables import COMBINATION_COLUMNS, DETECTION_COLUMNS, EVALUATOR_COLUMNS
 from tests.work import import_generated
 
 
@@ -58,6 +59,7 @@ def test_a_manager_runs_sbertscore_and_reads_its_benchmark(client, piloted, mana
 
     html = client.get(reverse("exports_analytics", args=[piloted.slug])).content.decode()
     rows = csv_rows(client.get(reverse("exports_table_csv", args=[piloted.slug, "evaluators"])))
+    assert tuple(rows[0]) == EVALUATOR_COLUMNS  # the header an empty table gets is the one a full table has
     overall = {row["dimension"]: row for row in rows if row["group_by"] == "overall"}
     assert set(overall) == {"faithfulness", "completeness", "composite"}  # SBERTScore gives no conciseness
     assert overall["faithfulness"]["evaluator_score"] == "precision"
@@ -71,9 +73,19 @@ def test_a_manager_runs_sbertscore_and_reads_its_benchmark(client, piloted, mana
 
     [detection] = csv_rows(client.get(reverse("exports_table_csv", args=[piloted.slug, "detection"])))
     assert detection["evaluator"] == "sbertscore" and "seed 0" in detection["split"]
+    assert tuple(detection) == DETECTION_COLUMNS
     assert "Documents split 50/50 at random (seed 0)" in html
     assert int(detection["validation_sentences"]) + int(detection["test_sentences"]) <= 54
     assert "style=" not in html and "<script>" not in html
+
+
+def test_the_evaluator_tables_download_with_their_header_before_any_evaluator_ran(client, piloted, manager):
+    client = login(client, manager)
+    for table, columns in (("evaluators", EVALUATOR_COLUMNS), ("detection", DETECTION_COLUMNS),
+                           ("detection-combinations", COMBINATION_COLUMNS), ("evaluator-sbertscore", EVALUATOR_COLUMNS)):
+        response = client.get(reverse("exports_table_csv", args=[piloted.slug, table]))
+        assert response.status_code == 200, table
+        assert list(csv.reader(io.StringIO(response.content.decode()))) == [list(columns)], table
 
 
 def test_an_llm_evaluator_without_a_language_model_is_refused_with_a_message(client, piloted, manager):
