@@ -5,7 +5,7 @@ that costs no query."""
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm
 from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import ValidationError
 from django.dispatch import receiver
@@ -36,28 +36,40 @@ class RequirePasswordChange:
         return self.get_response(request)
 
 
-class NewPasswordForm(PasswordChangeForm):
-    """Django's password change (AUTH_PASSWORD_VALIDATORS included), refusing the current password as the new one:
-    "changing" a one-time password to itself would leave the manager who was shown it able to log in as its owner."""
+class RefuseUnchangedPassword:
+    """Refuses the current password as the new one: "changing" a one-time password to itself would leave the
+    manager who was shown it able to log in as its owner."""
 
-    error_messages = {
-        **PasswordChangeForm.error_messages,
-        "password_unchanged": "Your new password must be different from your old one.",
-    }
+    error_messages = {"password_unchanged": "Your new password must be different from your old one."}
 
     @sensitive_variables("password")
     def clean_new_password1(self):
-        # Runs after clean_old_password (field_order): old_password is here only if it is the current password.
         password = self.cleaned_data["new_password1"]
-        if password == self.cleaned_data.get("old_password"):
+        if self.user.check_password(password):
             raise ValidationError(self.error_messages["password_unchanged"], code="password_unchanged")
         return password
 
 
+class NewPasswordForm(RefuseUnchangedPassword, SetPasswordForm):
+    """The first log-in's form: the person typed the one-time password a moment ago to log in, so it is not asked
+    again. Django's password validators (AUTH_PASSWORD_VALIDATORS) apply as to any password."""
+
+    error_messages = {**SetPasswordForm.error_messages, **RefuseUnchangedPassword.error_messages}
+
+
+class ChangedPasswordForm(RefuseUnchangedPassword, PasswordChangeForm):
+    """Any later change asks for the current password, as Django's own form does: whoever finds a session left
+    open must not be able to take the account."""
+
+    error_messages = {**PasswordChangeForm.error_messages, **RefuseUnchangedPassword.error_messages}
+
+
 class PasswordChange(auth_views.PasswordChangeView):
-    form_class = NewPasswordForm
     template_name = "registration/password_change.html"
     success_url = reverse_lazy("home")
+
+    def get_form_class(self):
+        return NewPasswordForm if self.request.session.get(SESSION_KEY) else ChangedPasswordForm
 
     def form_valid(self, form):
         response = super().form_valid(form)
