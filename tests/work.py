@@ -6,6 +6,7 @@ from pathlib import Path
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
+from annotation.ai_agreement import ai_right_for
 from annotation.models import Annotator, Assignment, AttentionCheck, Hit, ProjectAnnotator, Unit
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
@@ -119,7 +120,7 @@ def answers_for(unit, *, yes: bool = True) -> dict:
     if unit.task == "fv":
         answer = {"has_error": not yes, "error_types": [] if yes else ["entity"]}
         if "ai_right" in unit.question_fields(unit.hit):
-            answer["ai_right"] = yes
+            answer["ai_right"] = ai_right_for(unit.ai_category, answer["has_error"])
         return answer
     return {"useful": yes} if unit.task == "kv" else {"aligned": yes}
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from ..ai_agreement import contradiction
 from ..models import Assignment, AttentionCheck, Grade, Label, Task, Unit
 
 Kind = AttentionCheck.Kind
@@ -101,6 +102,12 @@ def check_outcome(assignment: Assignment) -> Outcome:
         problems = []
         for unit in line:
             label = labels.get(unit.pk)
+            # A pair that contradicts itself is wrong whatever its halves say: the rule the page and the API
+            # refuse it by, for labels written before it or by the bulk writers.
+            if label is not None and "ai_right" in _graded_fields(unit, hit) and (problem := contradiction(
+                    unit.ai_category, has_error=label.has_error, ai_right=label.ai_right)):
+                problems.append(f"Sentence {unit.position + 1}: {problem}")
+                continue
             for name in _graded_fields(unit, hit):
                 if getattr(label, name, None) != unit.attention_check.expected[name]:
                     problems.append(_problem(kind, unit, label, name))

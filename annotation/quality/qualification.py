@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from corpus.models import Project
 
+from ..ai_agreement import contradiction
 from ..models import Annotator, ProjectAnnotator
 
 
@@ -29,6 +30,19 @@ class Question:
     text: str
     options: tuple[tuple[str, str], ...]  # (option key, option text)
     answer: str  # The option key that is right.
+
+
+def answer_pair_question(key: str, text: str, *, ai_category: str, has_error: bool,
+                         options: tuple[tuple[str, str, tuple[bool, bool]], ...]) -> Question:
+    """A question whose options are answers on the HIT page, each a pair (has an error?, is the AI right?), about a
+    sentence that has an error or not (`has_error`) under an AI judgment of `ai_category`. The right option is the
+    one pair that is true and does not contradict itself by the rule the HIT page and the API apply
+    (annotation.ai_agreement), so the test's key and the page never disagree on what may be answered."""
+    right = [option for option, _, (error, ai_right) in options
+             if error == has_error and contradiction(ai_category, has_error=error, ai_right=ai_right) is None]
+    if len(right) != 1:
+        raise ValueError(f"Question {key} needs exactly one right pair; {len(right)} are.")
+    return Question(key, text, tuple((option, words) for option, words, _ in options), right[0])
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -55,12 +69,15 @@ QUESTIONS: tuple[Question, ...] = (
         ("b", "It has an error: an out-of-article error."),
         ("c", "Skip the sentence."),
     ), "b"),
-    Question("q5", "The AI judgment says \"no error\", but you find that the sentence gets a number wrong. "
-                   "What do you do?", (
-        ("a", "Agree with the AI, since it read the whole text."),
-        ("b", "Answer that the AI is wrong, that the sentence has an error, and tick the entity error type."),
-        ("c", "Answer that the AI is right but tick an error type."),
-    ), "b"),
+    answer_pair_question(
+        "q5", "The AI judgment says \"no error\", but you find that the sentence gets a number wrong. "
+              "What do you do?", ai_category="no_error", has_error=True, options=(
+            ("a", "Agree with the AI, since it read the whole text.", (False, True)),
+            ("b", "Answer that the AI is wrong, that the sentence has an error, and tick the entity error type.",
+             (True, False)),
+            # Contradicts itself: the HIT page and the API refuse this pair.
+            ("c", "Answer that the AI is right but tick an error type.", (True, True)),
+        )),
     Question("q6", "What are the highlighted source sentences?", (
         ("a", "The only sentences you are allowed to read."),
         ("b", "Sentences a program found similar to the item: a hint where to look first; the evidence may be "

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from corpus.compiled_query import CompiledUpdate
 
+from ..ai_agreement import ai_right_for, contradiction, has_error_for
 from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
 from ..selectors import assignment_labels
 from ..wording import describe_unit
@@ -145,9 +146,10 @@ def clean_answers(*, unit: Unit, hit: Hit, data: dict, stored: Label | None) -> 
     """One unit's raw answers as its label stores them, or what is wrong with them (empty when nothing is).
 
     Every question is optional, since answers arrive one at a time, but only the unit's task's questions are
-    allowed, and "is the AI right?" only where the AI judgment is shown. Error types follow the error answer, given
-    now or stored before: "no error" clears them, choosing a type says the sentence has an error. Names that are not
-    questions are left out (the callers refuse them first).
+    allowed, and "is the AI right?" only where the AI judgment is shown, where it and "has an error?" are one
+    decision: either gives the other, and a pair that contradicts itself is refused (annotation.ai_agreement).
+    Error types follow the error answer, given now or stored before: "no error" clears them, choosing a type says
+    the sentence has an error. Names that are not questions are left out (the callers refuse them first).
     """
     values, problems = {}, []
     for name, read in READERS.items():
@@ -164,8 +166,16 @@ def clean_answers(*, unit: Unit, hit: Hit, data: dict, stored: Label | None) -> 
     foreign = sorted(set(values) - TASK_QUESTIONS[unit.task] - {"seconds_on_item"})
     if foreign:
         return {}, [f"{', '.join(foreign)} is not a question of {Task(unit.task).label.lower()}."]
-    if "ai_right" in values and "ai_right" not in unit.question_fields(hit):
+    shows_ai = "ai_right" in unit.question_fields(hit)
+    if "ai_right" in values and not shows_ai:
         return {}, ["ai_right: This item does not show an AI judgment to agree with."]
+    # One decision, not two (annotation.ai_agreement): a pair that contradicts itself is refused, and either half
+    # alone gives the other, over what was stored before.
+    if shows_ai and "has_error" in values and "ai_right" in values:
+        if problem := contradiction(unit.ai_category, has_error=values["has_error"], ai_right=values["ai_right"]):
+            return {}, [f"ai_right: {problem}"]
+    elif shows_ai and "ai_right" in values:
+        values["has_error"] = has_error_for(unit.ai_category, values["ai_right"])
     if "error_types" in values:
         chosen = set(values["error_types"])
         values["error_types"] = [value for value in ErrorType.values if value in chosen]
@@ -176,6 +186,8 @@ def clean_answers(*, unit: Unit, hit: Hit, data: dict, stored: Label | None) -> 
         values["has_error"] = True  # Choosing an error type says the sentence has an error.
     elif values.get("error_types") and has_error is False:
         return {}, ["error_types: The sentence is marked as having no error; answer yes first to choose types."]
+    if shows_ai and "has_error" in values:
+        values["ai_right"] = ai_right_for(unit.ai_category, values["has_error"])
     return values, []
 
 

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assist.models import Category
 
+from ..ai_agreement import ai_says_error
 from ..models import Assignment, ErrorType, Task
 from ..permissions import annotator_required, get_own_assignment
 from ..selectors import assignment_flags, assignment_labels, hit_units, unit_at
@@ -62,8 +63,27 @@ def _item(unit, display: dict, label, hit, urls: dict, flag: str = "") -> dict:
         "has_label": label is not None,
         "highlight": " ".join(str(index) for index in display.get("highlighted") or []),
         "ai_category_label": AI_CATEGORIES.get(display.get("ai_category", ""), display.get("ai_category", "")),
+        "ai_says_error": _ai_says_error(fields, display),
+        "ai_right_options": _ai_right_options(fields, display),
         "flag": flag,
     }
+
+
+def _ai_says_error(fields: list[str], display: dict) -> str:
+    """The AI judgment as "yes" (an error) or "no" where the item asks whether the AI is right (the page fills the
+    error answer from it); blank elsewhere."""
+    if "ai_right" not in fields:
+        return ""
+    return "yes" if ai_says_error(display.get("ai_category", "")) else "no"
+
+
+def _ai_right_options(fields: list[str], display: dict) -> list[tuple[str, str, str]]:
+    """Agreeing with the AI answers the error question too (annotation.ai_agreement): each choice says so."""
+    says_error = _ai_says_error(fields, display)
+    if not says_error:
+        return []
+    verdicts = ("it has an error", "no error") if says_error == "yes" else ("no error", "it has an error")
+    return [("yes", f"Right: {verdicts[0]}", "r"), ("no", f"Wrong: {verdicts[1]}", "w")]
 
 
 def hit_context(assignment: Assignment, **extra) -> dict:
@@ -97,7 +117,6 @@ def hit_context(assignment: Assignment, **extra) -> dict:
         "rows": rows,
         "answered": sum(1 for item in items if not item["missing"]),
         "error_type_keys": ERROR_TYPE_KEYS,
-        "ai_right_options": [("yes", "Right", "r"), ("no", "Wrong", "w")],
         "error_options": [("yes", "Yes", "y"), ("no", "No", "n")],
         "useful_options": [("yes", "Useful", "y"), ("no", "Not useful", "n")],
         "aligned_options": [("yes", "Yes", "y"), ("no", "No", "n")],

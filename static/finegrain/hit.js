@@ -121,6 +121,26 @@
     items.forEach(function (item) { item.classList.toggle("complete", missing(item).length === 0); });
   }
 
+  // "Is the AI right?" and "has an error?" are one decision where the AI judgment is shown (the server refuses a
+  // pair that contradicts itself): either answer sets the other. In the capture phase, before htmx on the item
+  // reads the values to save, and without a second `change` (one save carries both).
+  function derivedAnswer(item, field, value) {
+    const aiSaysError = item.dataset.aiSaysError;
+    if (!aiSaysError || (field !== "ai_right" && field !== "has_error")) return null;
+    if (field === "has_error") return { field: "ai_right", value: value === aiSaysError ? "yes" : "no" };
+    return { field: "has_error", value: (value === "yes") === (aiSaysError === "yes") ? "yes" : "no" };
+  }
+
+  form.addEventListener("change", function (event) {
+    const input = event.target;
+    const item = input.closest && input.closest("fieldset.item");
+    if (!item || input.type !== "radio" || !input.checked) return;
+    const field = input.name.slice(input.name.indexOf("-") + 1);
+    const other = derivedAnswer(item, field, input.value);
+    const partner = other && radio(item, other.field, other.value);
+    if (partner) partner.checked = true;
+  }, true);
+
   form.addEventListener("change", function (event) {
     const item = event.target.closest("fieldset.item");
     // Ticking an error type means the sentence has an error.
@@ -216,6 +236,7 @@
     if (task === "fv") {
       if (key === "y") return choose(item, "has_error", "yes");
       if (key === "n") return choose(item, "has_error", "no");
+      // Agreeing or disagreeing with the AI also answers "has an error?" (the capture listener above).
       if (key === "r") return choose(item, "ai_right", "yes");
       if (key === "w") return choose(item, "ai_right", "no");
       const typeIndex = ERROR_TYPE_KEYS.indexOf(key);

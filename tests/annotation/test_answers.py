@@ -58,10 +58,10 @@ def test_it_refuses_bad_answers_with_words_an_annotator_reads(data, problems):
 @pytest.mark.parametrize("data, values", [
     ({"has_error": "Yes", "ai_right": "off"}, {"has_error": True, "ai_right": False}),
     ({"has_error": 1, "ai_right": 0.0}, {"has_error": True, "ai_right": False}),
-    ({"error_types": ["out_of_article", "entity", "entity"]}, {"has_error": True,
+    ({"error_types": ["out_of_article", "entity", "entity"]}, {"has_error": True, "ai_right": False,
                                                                 "error_types": ["entity", "out_of_article"]}),
-    ({"error_types": [ErrorType.RELATION]}, {"has_error": True, "error_types": ["relation"]}),
-    ({"has_error": "no", "error_types": ["entity"]}, {"has_error": False, "error_types": []}),
+    ({"error_types": [ErrorType.RELATION]}, {"has_error": True, "ai_right": False, "error_types": ["relation"]}),
+    ({"has_error": "no", "error_types": ["entity"]}, {"has_error": False, "ai_right": True, "error_types": []}),
     ({"error_types": []}, {"error_types": []}),
     ({"seconds_on_item": "12.5"}, {"seconds_on_item": 12.5}),
     ({"seconds_on_item": True}, {"seconds_on_item": 1.0}),

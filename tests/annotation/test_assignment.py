@@ -123,7 +123,7 @@ def test_a_submit_with_missing_answers_is_refused_listing_them(corpus):
     with pytest.raises(MissingAnswers) as refusal:
         submit_assignment(assignment=assignment)
     message = str(refusal.value)
-    assert "sentence 1: is the AI right?, which error types?" in message
+    assert "sentence 1: which error types?" in message  # "Is the AI right?" follows from the error answer.
     assert "sentence 2: is the AI right?, does it have a factual error?" in message
     assert Assignment.objects.get(pk=assignment.pk).status == "reserved"
 

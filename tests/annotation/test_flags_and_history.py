@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from annotation.ai_agreement import ai_says_error
 from annotation.models import Assignment, Decision, ItemFlag, LedgerEntry
 from annotation.services.assignment import reserve_next_hit
 from corpus.models import Project
@@ -77,7 +78,7 @@ def test_without_javascript_the_flags_travel_with_the_submitted_form(client, fv_
     for unit in fv_assignment.hit.units.all():
         data[f"u{unit.position}-has_error"] = "no"
         if "ai_right" in unit.question_fields(fv_assignment.hit):
-            data[f"u{unit.position}-ai_right"] = "yes"
+            data[f"u{unit.position}-ai_right"] = "no" if ai_says_error(unit.ai_category) else "yes"
     assert client.post(reverse("hit_submit", args=[fv_assignment.public_id]), data).status_code == 302
     assert list(ItemFlag.objects.values_list("unit__position", "comment")) == [(0, "Garbled <b>text</b>")]
 

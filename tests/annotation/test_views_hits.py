@@ -9,6 +9,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.ai_agreement import ai_says_error
 from annotation.models import Assignment, Hit, Label
 from annotation.services.assignment import reserve_next_hit
 from tests.work import add_assistance, annotator_for, build_all, import_generated
@@ -178,7 +179,7 @@ def _all_answers(assignment) -> dict:
         data[f"u{unit.position}-has_error"] = "no"
         data[f"u{unit.position}-error_types"] = ""
         if "ai_right" in unit.question_fields(assignment.hit):
-            data[f"u{unit.position}-ai_right"] = "yes"
+            data[f"u{unit.position}-ai_right"] = "no" if ai_says_error(unit.ai_category) else "yes"
     return data
 
 
@@ -203,7 +204,8 @@ def test_a_submit_with_missing_answers_is_refused_listing_them(client, corpus, a
     html = response.content.decode()
     assert response.status_code == 400
     assert "Not submitted: 2 items still need an answer." in html
-    assert "Sentence 1: is the AI right?, which error types?" in html
+    # "Is the AI right?" follows from the error answer given (annotation.ai_agreement).
+    assert "Sentence 1: which error types?" in html
     assert "Sentence 2: is the AI right?, does it have a factual error?" in html
     assignment.refresh_from_db()
     assert assignment.status == "reserved"

@@ -7,6 +7,7 @@ import pytest
 from botocore.stub import Stubber
 from django.utils import timezone
 
+from annotation.ai_agreement import ai_right_for
 from annotation.crowd.mturk import MTurkProvider
 from annotation.models import Annotator, Assignment, CrowdBatch, CrowdClaim, CrowdHit
 from tests.work import add_assistance, answers_for, build_all, import_small, qualify
@@ -67,6 +68,8 @@ def answers(unit, *, passing: bool = True) -> dict:
             values[name] = expected if passing or not isinstance(expected, bool) else not expected
     if "has_error" in values:
         values["error_types"] = ["entity"] if values["has_error"] else []
+    if "ai_right" in values:  # One decision with the error answer: never a pair that contradicts itself.
+        values["ai_right"] = ai_right_for(unit.ai_category, values["has_error"])
     return values
 
 
