@@ -413,14 +413,39 @@ def counted_votes(project: Project, task: str):
             .order_by().values("unit").annotate(votes=Count("pk"), yes=Count("pk", filter=Q(**{field: True}))))
 
 
+def standing_flag_q(prefix: str = "") -> Q:
+    """An ItemFlag that stands, as a Q: its annotator has left the HIT (submitted it, returned it, or let the
+    reservation lapse), so it can no longer be withdrawn. A flag on open work is a draft; a discarded claim's was
+    never the annotator's own (annotation/crowd/sync.py)."""
+    return ~Q(**{f"{prefix}assignment__status__in": [Assignment.Status.RESERVED, Assignment.Status.DISCARDED]})
+
+
+def flagged_units_q(outer: str = "pk") -> Exists:
+    """The unit named by `outer` (or one of its top-ups, which are the same item) has a standing flag."""
+    return Exists(ItemFlag.objects.filter(standing_flag_q()).filter(
+        Q(unit_id=OuterRef(outer)) | Q(unit__origin_id=OuterRef(outer))))
+
+
+def unit_flags(units: list[Unit]) -> dict[int, list[ItemFlag]]:
+    """The standing flags of `units` and of their top-ups, by unit id, oldest first, with their annotators."""
+    found: dict[int, list[ItemFlag]] = {}
+    for flag in (ItemFlag.objects.filter(standing_flag_q(), Q(unit__in=units) | Q(unit__origin__in=units))
+                 .select_related("assignment__annotator", "unit").order_by("created", "pk")):
+        found.setdefault(flag.unit.origin_id or flag.unit_id, []).append(flag)
+    return found
+
+
 def disagreements(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
-                  most_agreement: float | None = None, settled: str = "", checks: str = ""):
-    """Units of `task` with at least two counted answers that are not all the same, most split first; filtered by
-    the document's domain, the summarizer, an annotator who labelled them, the share of the majority (at most
-    `most_agreement`), whether a reviewer settled them ("yes"/"no"), and the outcome of the attention checks of the
-    submissions behind their labels (`checks`: "missed": some counted label comes from a submission that missed a
-    check and counts by the project's tolerance or a manager's override; "clean": none does)."""
-    units = voted_units(project, task).filter(votes__gte=2, yes__gt=0, yes__lt=F("votes"))
+                  most_agreement: float | None = None, settled: str = "", checks: str = "", flagged: str = ""):
+    """Units of `task` with at least two counted answers that are not all the same, or with a standing flag (an
+    annotator's note that the item is broken or unclear needs a reviewer even where the labels agree), most split
+    first; filtered by the document's domain, the summarizer, an annotator who labelled them, the share of the
+    majority (at most `most_agreement`), whether a reviewer settled them ("yes"/"no"), the outcome of the attention
+    checks of the submissions behind their labels (`checks`: "missed": some counted label comes from a submission
+    that missed a check and counts by the project's tolerance or a manager's override; "clean": none does), and
+    whether they are flagged ("yes"/"no")."""
+    units = voted_units(project, task).alias(flagged=flagged_units_q()).filter(
+        Q(votes__gte=2, yes__gt=0, yes__lt=F("votes")) | Q(flagged=True))
     if domain:
         units = units.filter(hit__document__domain=domain)
     if summarizer:
@@ -434,7 +459,11 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
         missed = Exists(Label.objects.filter(counted_submission_q("assignment__"), unit=OuterRef("pk"),
                                              assignment__grade__checks_failed__gt=0))
         units = units.filter(missed) if checks == "missed" else units.exclude(missed)
-    majority = Greatest(F("yes"), F("votes") - F("yes")) * 1.0 / F("votes")
+    if flagged in ("yes", "no"):
+        units = units.filter(flagged=flagged == "yes")
+    # A flagged unit without a counted label is not split at all.
+    majority = Case(When(votes=0, then=Value(1.0)),
+                    default=Greatest(F("yes"), F("votes") - F("yes")) * 1.0 / F("votes"), output_field=FloatField())
     units = units.annotate(majority=ExpressionWrapper(majority, output_field=FloatField()))
     if most_agreement is not None:
         units = units.filter(majority__lte=most_agreement)
@@ -444,11 +473,13 @@ def disagreements(project: Project, task: str, *, domain: str = "", summarizer: 
 
 
 def split_units(project: Project, task: str, *, domain: str = "", summarizer: str = "", annotator=None,
-                most_agreement: float | None = None, settled: str = "", checks: str = "", state: str = ""):
+                most_agreement: float | None = None, settled: str = "", checks: str = "", state: str = "",
+                flagged: str = ""):
     """`disagreements` read from the stored tally (annotation.services.review_tally): the same units in the same
     order, as SplitUnit rows (SplitUnitLabel rows of the annotator when one is chosen); whether a unit is settled is
-    read live from the adjudications, and where it stands under the redundancy policy (`state`: "escalated", sent to
-    review; "waiting", for labels a top-up will bring) live from its UnitState."""
+    read live from the adjudications, where it stands under the redundancy policy (`state`: "escalated", sent to
+    review; "waiting", for labels a top-up will bring) live from its UnitState, and whether it is flagged
+    (`flagged`: "yes"/"no") live from the standing flags."""
     if annotator is not None:
         units = SplitUnitLabel.objects.filter(project=project, task=task, annotator=annotator)
     else:
@@ -463,6 +494,8 @@ def split_units(project: Project, task: str, *, domain: str = "", summarizer: st
         units = units.filter(adjudicated if settled == "yes" else ~adjudicated)
     if checks in ("missed", "clean"):
         units = units.filter(missed_check=checks == "missed")
+    if flagged in ("yes", "no"):
+        units = units.filter(flagged_units_q("unit_id") if flagged == "yes" else ~flagged_units_q("unit_id"))
     if state in REVIEW_STATES:
         standing = UnitState.objects.filter(unit_id=OuterRef("unit_id"), verdict=REVIEW_STATES[state])
         units = units.filter(Exists(standing))
@@ -472,12 +505,14 @@ def split_units(project: Project, task: str, *, domain: str = "", summarizer: st
 
 
 def units_of(split: list[SplitUnit]) -> list[Unit]:
-    """The units of a page of `split_units`, in its order, with what the reviewer's cards show and `majority`."""
+    """The units of a page of `split_units`, in its order, with what the reviewer's cards show, `majority` and
+    `votes`."""
     units = (Unit.objects.filter(pk__in=[row.unit_id for row in split])
              .select_related("hit__document", "hit__summary", "hit__project", "adjudication__reviewer",
                              "summary_sentence", "keyfact").in_bulk())
     for row in split:
         units[row.unit_id].majority = row.majority
+        units[row.unit_id].votes = row.votes
     return [units[row.unit_id] for row in split]
 
 

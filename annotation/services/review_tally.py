@@ -1,8 +1,9 @@
-"""The reviewer's list, tallied by a job: which units are split, by how much, and who labelled them.
+"""The reviewer's list, tallied by a job: which units are split or flagged, by how much, and who labelled them.
 
 Finding the split units reads every counted label of a task (1.7M labels at 10x UniSumEval: tens of seconds), so it
 never runs inside a request. `review_tally_compute` groups the counted labels per unit once and stores the split
-units in `SplitUnit` (with the order's and the filters' columns; once per annotator in `SplitUnitLabel`) and the
+units in `SplitUnit` (with the order's and the filters' columns; once per annotator in `SplitUnitLabel`), with the
+units an annotator flagged as broken or unclear even where the labels agree (a flag asks for a reviewer), and the
 pairs of agreeing answers per task in `ReviewTally`, with the fingerprint taken before anything was read. A request
 asks `current_tally`: the stored tally is current only while the fingerprint still matches; otherwise the page shows
 the stored list marked "as of HH:MM, updating" and the request starts (or finds) the job. Adjudications are not
@@ -13,7 +14,8 @@ confirmation, grading, overrides, discards and the bulk writers (simulation, res
 signal sees; one writer missed would show a wrong list as current. The fingerprint (`review_fingerprint`) reads the
 aggregates of the counted submissions, the HITs and the corpus, as exports.figures does, not the labels: a label is
 written only while its assignment is open, and counts only once the assignment enters the counted set, which moves
-those aggregates.
+those aggregates. The standing flags (annotation.selectors.standing_flag_q) are read the same way: a flag stands
+once its annotator leaves the HIT, submitted, returned or lapsed, which moves their aggregates.
 """
 
 import hashlib
@@ -27,9 +29,20 @@ from django.utils import timezone
 from corpus.models import Document, Job, Project, Summary, job_start
 from corpus.snapshots import job_for_fingerprint
 
-from ..models import Assignment, AttentionCheck, Hit, Label, ReviewTally, SplitUnit, SplitUnitLabel, Task, Unit
+from ..models import (
+    Assignment,
+    AttentionCheck,
+    Hit,
+    ItemFlag,
+    Label,
+    ReviewTally,
+    SplitUnit,
+    SplitUnitLabel,
+    Task,
+    Unit,
+)
 from ..models.assignment import counted_submission_q
-from ..selectors import REVIEW_QUESTION
+from ..selectors import REVIEW_QUESTION, standing_flag_q
 
 KIND = "review_tally"
 TASKS = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT)
@@ -38,12 +51,15 @@ BATCH = 2000
 
 def review_fingerprint(project: Project) -> str:
     """A digest of what the tally reads; it changes when a submission enters or leaves the counted set (submitted,
-    confirmed, discarded, graded, overridden, deleted), when a grade's missed checks change, when HITs or the corpus
-    change, and when a job that rewrites units (HIT building, AI assistance) finishes."""
+    confirmed, discarded, graded, overridden, deleted), when a grade's missed checks change, when a flag starts or
+    stops standing (its HIT submitted or returned, the flag withdrawn), when HITs or the corpus change, and when a
+    job that rewrites units (HIT building, AI assistance) finishes."""
     parts = [
         Assignment.objects.filter(counted_submission_q(), hit__project=project).aggregate(
             n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"),
             confirmed=Max("confirmed_at"), missed=Sum("grade__checks_failed")),
+        ItemFlag.objects.filter(standing_flag_q(), unit__hit__project=project).aggregate(
+            n=Count("pk"), ids=Sum("pk"), last=Max("pk")),
         Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         Summary.objects.filter(document__project=project).aggregate(n=Count("pk"), last=Max("pk")),
@@ -116,8 +132,9 @@ def review_tally_compute(project: Project, progress=None) -> ReviewTally:
 
 
 def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tuple[int, int]], list[int]]:
-    """The task's split units, their (unit, annotator) pairs, and [pairs, agreeing pairs] over units with two or
-    more counted answers: one grouped pass over the counted labels (as annotation.selectors.counted_votes)."""
+    """The task's split and flagged units, their (unit, annotator) pairs, and [pairs, agreeing pairs] over units
+    with two or more counted answers: one grouped pass over the counted labels (as
+    annotation.selectors.counted_votes), and one over the few flagged units that are not split."""
     field = REVIEW_QUESTION[task]
     counted = (Label.objects.filter(counted_submission_q("assignment__"), unit__hit__project=project,
                                     unit__task=task, **{f"{field}__isnull": False})
@@ -136,6 +153,20 @@ def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tupl
         agreeing += yes * (yes - 1) // 2 + no * (no - 1) // 2
         if 0 < yes < votes:
             split[unit] = (votes, yes, missed)
+    # Flagged units whose labels agree, or are too few to disagree (none at all when every annotator returned it).
+    flagged = set(ItemFlag.objects.filter(standing_flag_q(), unit__hit__project=project, unit__task=task)
+                  .exclude(Exists(AttentionCheck.objects.filter(unit=OuterRef("unit"))))
+                  .annotate(root=Coalesce("unit__origin_id", "unit_id")).order_by().values_list("root", flat=True)
+                  .distinct()) - set(split)
+    flagged_ids = sorted(flagged)
+    for start in range(0, len(flagged_ids), BATCH):
+        found = dict.fromkeys(flagged_ids[start:start + BATCH], (0, 0, 0))
+        found.update((unit, (votes, yes, missed)) for unit, votes, yes, missed in (
+            counted.filter(root__in=list(found)).order_by().values("root")
+            .annotate(votes=Count("pk"), yes=Count("pk", filter=Q(**{field: True})),
+                      missed=Count("pk", filter=Q(assignment__grade__checks_failed__gt=0)))
+            .values_list("root", "votes", "yes", "missed")))
+        split.update(found)
     rows, annotators = [], []
     ids = sorted(split)
     for start in range(0, len(ids), BATCH):
@@ -145,7 +176,7 @@ def _tally_task(project: Project, task: str) -> tuple[list[SplitUnit], list[tupl
                                                               "hit__document__domain", "hit__summary__model")):
             votes, yes, missed = split[unit]
             rows.append(SplitUnit(unit_id=unit, project=project, task=task, votes=votes, yes=yes,
-                                  majority=max(yes, votes - yes) / votes, missed_check=missed > 0,
+                                  majority=max(yes, votes - yes) / votes if votes else 1.0, missed_check=missed > 0,
                                   hit_position=hit_position, position=position, domain=domain or "",
                                   summarizer=model or ""))
         annotators += list(counted.filter(Q(unit__in=chunk) | Q(unit__origin__in=chunk)).order_by()

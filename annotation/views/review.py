@@ -1,6 +1,7 @@
-"""The reviewer's page: units whose annotators disagree, every counted label with its annotator's pseudonym and the
-AI judgment that was shown, an adjudicated label with a reason (keyboard: static/finegrain/review.js); managers
-send a HIT back for more labels.
+"""The reviewer's page: units whose annotators disagree or that an annotator flagged as broken or unclear, every
+counted label with its annotator's pseudonym and the AI judgment that was shown, every flag with its comment, who
+and when, an adjudicated label with a reason (keyboard: static/finegrain/review.js); managers send a HIT back for
+more labels.
 
 The list is read from the tally a job keeps (annotation.services.review_tally): while the labels have changed since,
 the page shows the stored list marked as of when it was tallied and polls the job; adjudications are read live."""
@@ -23,7 +24,7 @@ from corpus.models import Document, Job, Membership, Summary
 from ..models import Annotator, ErrorType, Label, Task, Unit, UnitState
 from ..models.assignment import counted_submission_q
 from ..permissions import get_managed_hit, get_reviewed_project, role_in
-from ..selectors import REVIEW_STATES, agreement_summary, split_units, units_of
+from ..selectors import REVIEW_STATES, agreement_summary, split_units, unit_flags, units_of
 from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
 from ..services.review_tally import KIND as TALLY_KIND
 from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
@@ -45,7 +46,8 @@ def _filters(request, annotators) -> dict:
             "annotator": annotator, "agreement": level if level in dict(AGREEMENT_LEVELS) else "",
             "settled": get.get("settled", "") if get.get("settled") in ("yes", "no") else "",
             "checks": get.get("checks", "") if get.get("checks") in ("missed", "clean") else "",
-            "state": get.get("state", "") if get.get("state") in REVIEW_STATES else ""}
+            "state": get.get("state", "") if get.get("state") in REVIEW_STATES else "",
+            "flagged": get.get("flagged", "") if get.get("flagged") in ("yes", "no") else ""}
 
 
 def _is_uuid(value: str) -> bool:
@@ -67,7 +69,7 @@ def review(request, slug):
     job = None if current else review_tally_job(project, fingerprint=fingerprint, user=request.user)
     units = split_units(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
                         annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
-                        state=chosen["state"],
+                        state=chosen["state"], flagged=chosen["flagged"],
                         most_agreement=float(chosen["agreement"]) if chosen["agreement"] else None)
     page = Paginator(units, PAGE_SIZE).get_page(request.GET.get("page"))
     listed = units_of(list(page.object_list))
@@ -78,7 +80,9 @@ def review(request, slug):
                   .select_related("annotator__user", "unit").order_by("assignment__submitted_at", "pk")):
         labels.setdefault(label.unit.origin_id or label.unit_id, []).append(label)
     states = UnitState.objects.in_bulk([unit.pk for unit in listed])
+    flags = unit_flags(listed)
     cards = [{"unit": unit, "labels": labels.get(unit.pk, []), "state": states.get(unit.pk),
+              "flags": flags.get(unit.pk, []),
               "shown_ai": unit.hit.shows_ai_label and unit.ai_category,
               "shown_reason": unit.hit.effective_assistance == "reason" and unit.ai_reason} for unit in listed]
     query = request.GET.copy()
