@@ -210,9 +210,9 @@ def check_row(row: Row, max_chars: int, *, storable: bool = False) -> list[RowEr
     if unknown:
         errors.append(RowError(row.line, unknown[0], f"unknown field(s): {', '.join(unknown)}"))
     if isinstance(values.get("input_type"), str) and values["input_type"] and values["input_type"] not in INPUT_TYPES:
-        errors.append(RowError(row.line, "input_type", f"must be one of {sorted(INPUT_TYPES)}"))
+        errors.append(RowError(row.line, "input_type", f"must be one of {', '.join(sorted(INPUT_TYPES))}"))
     if isinstance(values.get("length"), str) and values["length"] not in LENGTHS:
-        errors.append(RowError(row.line, "length", f"must be one of {sorted(LENGTHS)} (or left out)"))
+        errors.append(RowError(row.line, "length", f"must be one of {', '.join(sorted(LENGTHS))} (or left out)"))
     for name in TEXT_FIELDS:
         value = values.get(name)
         if isinstance(value, str) and len(value) > max_chars:

@@ -36,8 +36,9 @@ class AblationResult:
 
 def _check_level(level: str) -> str:
     if level != PROJECT_LEVEL and level not in Assistance.values:
-        choices = ", ".join(repr(value) for value in Assistance.values)
-        raise AssistanceRefused(f"Unknown assistance level {level!r}: use {choices}, or '' for the project's level.")
+        choices = ", ".join(Assistance.values)
+        raise AssistanceRefused(f"Unknown assistance level “{level}”: use one of {choices}, or leave it empty for the "
+                                "project's level.")
     return level
 
 

@@ -358,7 +358,7 @@ def hits_build_start(*, project: Project, tasks: list[str], user=None) -> Job:
 
     unknown = [task for task in tasks if task not in Task.values]
     if unknown or not tasks:
-        raise ValueError(f"Unknown task(s) {unknown!r}: use {', '.join(Task.values)}")
+        raise ValueError(f"Unknown task(s) {', '.join(unknown) or '(none given)'}: use {', '.join(Task.values)}")
     ordered = [task for task in Task.values if task in tasks]
     return job_start(kind=Job.Kind.HITS_BUILD, project=project, task=hits_build_task, user=user, total=len(ordered),
                      params={"tasks": ordered})

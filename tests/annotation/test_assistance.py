@@ -60,7 +60,7 @@ def test_an_unknown_level_is_refused_with_the_choices(client, corpus, manager):
     client.force_login(manager)
     response = client.post(reverse("hit_assistance", args=[corpus.slug, hit.public_id]), {"assistance": "all"})
     assert response.status_code == 400
-    assert "Unknown assistance level &#x27;all&#x27;" in response.content.decode()
+    assert "Unknown assistance level “all”: use one of none, highlights, label, reason" in response.content.decode()
     hit.refresh_from_db()
     assert hit.assistance == ""
 

@@ -228,7 +228,7 @@ def test_unknown_fields_and_bad_choices_are_refused(tmp_path):
     errors = import_errors(write_jsonl(tmp_path / "unknown.jsonl", items))
     assert errors == [
         "line 1, field 'colour': unknown field(s): colour",
-        "line 2, field 'length': must be one of ['long', 'short'] (or left out)",
+        "line 2, field 'length': must be one of long, short (or left out)",
     ]
 
 
