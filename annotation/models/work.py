@@ -11,6 +11,7 @@ import uuid
 
 from django.db import models
 
+from assist.models import Category
 from corpus.models import Assistance, Document, KeyFact, Project, Summary, SummarySentence
 
 from ..redundancy import Verdict, redundancy_of
@@ -134,6 +135,11 @@ class Unit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hit_id}#{self.position}"
+
+    @property
+    def ai_category_label(self) -> str:
+        """The AI judgment in words ("Out-of-article error"), as the HIT page names it to people."""
+        return Category(self.ai_category).label if self.ai_category in Category.values else self.ai_category
 
     def question_fields(self, hit: Hit) -> list[str]:
         """The answers this unit needs before its HIT can be submitted (error types are checked separately)."""

@@ -82,6 +82,14 @@ def test_the_hit_detail_shows_every_label_by_pseudonym(client, corpus, manager, 
     assert html.count("<td>no<br>") == 2 and "Submitted" in html
 
 
+def test_the_hit_detail_names_the_ai_judgment_in_words(client, corpus, manager):
+    hit = Hit.objects.filter(project=corpus, task="fv").order_by("position").first()
+    client.force_login(manager)
+    html = client.get(reverse("hit_detail", args=["alpha", hit.public_id])).content.decode()
+    assert "AI: No error (" in html or "AI: Relation error (" in html
+    assert "AI: no_error" not in html and "AI: relation" not in html
+
+
 def test_the_hit_list_and_annotator_list(client, corpus, manager, annotator):
     work_through(annotator_for(annotator), corpus, "fv")
     client.force_login(manager)
