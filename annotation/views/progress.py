@@ -72,7 +72,8 @@ def hit_list(request, slug):
 
 def _hit_list_page(request, project, status=200, **extra):
     task = request.GET.get("task") or request.POST.get("task", "")
-    hits = (Hit.objects.filter(project=project).select_related("document", "summary")
+    # The project comes along because each HIT's places (Hit.places) follow its policy and what review added.
+    hits = (Hit.objects.filter(project=project).select_related("document", "summary", "project")
             .annotate(counted=count_of(Assignment.objects.counted(), "hit"),
                       failed=count_of(Assignment.objects.filter(failed_submission_q()), "hit"),
                       unconfirmed=count_of(Assignment.objects.filter(status=Assignment.Status.SUBMITTED,

@@ -99,6 +99,17 @@ def test_the_hit_list_and_annotator_list(client, corpus, manager, annotator):
     assert annotator_for(annotator).pseudonym in html and "ann</td>" not in html
 
 
+def test_the_hit_list_counts_a_place_added_by_sending_a_hit_back(client, corpus, manager):
+    hit = Hit.objects.filter(project=corpus, task="kv").order_by("position").first()
+    client.force_login(manager)
+    row = f'<a href="{reverse("hit_detail", args=["alpha", hit.public_id])}">'
+    before = client.get(reverse("hit_list", args=["alpha"]) + "?task=kv").content.decode()
+    assert "<td class=\"num\">0 / 3" in before.split(row, 1)[1].split("</tr>", 1)[0]
+    client.post(reverse("hit_send_back", args=["alpha", hit.public_id]))
+    after = client.get(reverse("hit_list", args=["alpha"]) + "?task=kv").content.decode()
+    assert "<td class=\"num\">0 / 4" in after.split(row, 1)[1].split("</tr>", 1)[0]
+
+
 def test_managers_build_hits_and_nobody_else_can(client, project, manager, annotator, outsider,
                                                  django_capture_on_commit_callbacks):
     import_small(project)
