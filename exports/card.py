@@ -9,7 +9,7 @@ from annotation.models import Task
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .analytics import Analytics
-from .paper_tables import markdown, paper_tables, source_lengths
+from .paper_tables import markdown, paper_tables, redacted_texts, source_lengths
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, AgreementReport
 from .scores import TIE_BREAK
 from .selectors import analysis_labels
@@ -119,9 +119,10 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
 
 def _paper_table_lines(project: Project, analytics: Analytics) -> list[str]:
     """The paper's result tables (exports.paper_tables), in its layout and rounding, each under its caption."""
-    tables = paper_tables(analytics, source_lengths(project))
+    tables = paper_tables(analytics, source_lengths(project), redacted_texts(project))
     listed = [tables["context-scores"]] if "context-scores" in tables else []
     listed += list(tables.get("domain-table", {}).values())
+    listed += [tables["redaction"]] if "redaction" in tables else []
     listed += [tables["hallucinated-sources"], tables["error-types-by-summarizer"]]
     lines = ["## The paper's result tables", "",
              "As the UniSumEval paper lays them out and rounds them (percent, one decimal), from the majority labels.",

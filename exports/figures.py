@@ -32,7 +32,7 @@ from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
 from .models import AnalyticsFigures, ReleaseLabels
-from .paper_tables import csv_rows, header_rows, paper_tables, source_lengths
+from .paper_tables import csv_rows, header_rows, paper_tables, redacted_texts, source_lengths
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
@@ -158,7 +158,7 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
             "progress_chart": plots.lines(series) if series else None}
     table = data.table()
     tables = _analytics_tables(data)
-    paper = paper_tables(data, source_lengths(project))
+    paper = paper_tables(data, source_lengths(project), redacted_texts(project))
     page["paper_tables"] = _paper_context(paper)
     tables.update({name: ({key: csv_rows(table) for key, table in value.items()} if name == "domain-table"
                           else csv_rows(value)) for name, value in paper.items()})
@@ -251,13 +251,15 @@ def _analytics_tables(data: Analytics) -> dict:
 
 
 def _paper_context(paper: dict) -> list[dict]:
-    """The paper's tables as the page draws them, in the paper's order: table 4, tables 14-17, the hallucinated
-    source texts, the error types per summarizer. Each names its CSV (and, for tables 14-17, the dimension)."""
+    """The paper's tables as the page draws them: table 4, tables 14-17, table 5, the hallucinated source texts, the
+    error types per summarizer. Each names its CSV (and, for tables 14-17, the dimension)."""
     listed = []
     if "context-scores" in paper:
         listed.append(("context-scores", "", paper["context-scores"]))
     for dimension, table in paper.get("domain-table", {}).items():
         listed.append(("domain-table", dimension, table))
+    if "redaction" in paper:
+        listed.append(("redaction", "", paper["redaction"]))
     listed += [("hallucinated-sources", "", paper["hallucinated-sources"]),
                ("error-types-by-summarizer", "", paper["error-types-by-summarizer"])]
     return [{"csv": name, "dimension": dimension, "caption": table["caption"], "note": table["note"],

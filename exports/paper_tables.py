@@ -21,7 +21,10 @@ from .analytics import Analytics
 from .scores import SCORE_DIMENSIONS, context_table, hallucinated_sources, summary_has_error
 
 # The CSV names of these tables (exports.views serves them from the stored figures).
-PAPER_TABLES = ("context-scores", "domain-table", "hallucinated-sources", "error-types-by-summarizer")
+PAPER_TABLES = ("context-scores", "domain-table", "redaction", "hallucinated-sources", "error-types-by-summarizer")
+# How datasets mark a text whose personal details were replaced by placeholders: the UniSumEval release writes
+# "redact" (and "unredact" for the others), the redact command "redacted".
+REDACTED = ("redact", "redacted", "redaction", "yes", "true")
 DOMAIN_DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 SHORT_NAMES = {"faithfulness": "Faith", "completeness": "Comp", "conciseness": "Conc", "composite": "Composite"}
 INPUT_TYPES = {"non-dialogue": "Non-dialogue", "dialogue": "Dialogue"}
@@ -59,14 +62,23 @@ def source_lengths(project: Project) -> dict[str, dict]:
             for row in rows}
 
 
-def paper_tables(analytics: Analytics, lengths: dict[str, dict]) -> dict:
-    """Every table of this module as JSON, keyed as PAPER_TABLES; the score tables are missing before any score."""
+def redacted_texts(project: Project) -> set[str]:
+    """The uids of the project's redacted source texts."""
+    return {uid for uid, kind in Document.objects.filter(project=project).exclude(redact_type="")
+            .values_list("uid", "redact_type") if kind.strip().lower() in REDACTED}
+
+
+def paper_tables(analytics: Analytics, lengths: dict[str, dict], redacted: set[str] | None = None) -> dict:
+    """Every table of this module as JSON, keyed as PAPER_TABLES; the score tables are missing before any score,
+    the redaction table without a redacted text."""
     tables: dict = {"hallucinated-sources": hallucination_table(analytics).as_json(),
                     "error-types-by-summarizer": error_type_table(analytics).as_json()}
     if analytics.has_scores:
         tables["context-scores"] = context_score_table(analytics, lengths).as_json()
         tables["domain-table"] = {dimension: domain_table(analytics, dimension).as_json()
                                   for dimension in DOMAIN_DIMENSIONS}
+        if redacted:
+            tables["redaction"] = redaction_table(analytics, redacted).as_json()
     return tables
 
 
@@ -116,6 +128,25 @@ def domain_table(analytics: Analytics, dimension: str) -> PaperTable:
                 f"domains; Avg. score is the mean over domains, DoS the domain stability (100 minus the gap between "
                 f"its highest and lowest domain).",
         columns=columns, rows=rows, total=1)
+
+
+def redaction_table(analytics: Analytics, redacted: set[str]) -> PaperTable:
+    """Faithfulness of each summarizer on the redacted texts beside the texts left as they were in the same domains
+    (table 5: the booking conversations of MultiWOZ, with and without their personal details), with the change."""
+    frame = analytics.summaries
+    is_redacted = frame["uid"].isin(redacted)
+    domains = set(frame.loc[is_redacted, "domain"])
+    same = frame[frame["domain"].isin(domains)].assign(redacted=is_redacted)
+    means = same.groupby(["model", "redacted"])["faithfulness"].mean().mul(100).unstack("redacted")
+    rows = []
+    for model in means.index:
+        before, after = _one(means.loc[model].get(False)), _one(means.loc[model].get(True))
+        rows.append([model, before, after, None if before is None or after is None else _one(after - before)])
+    return PaperTable(
+        caption="Table 5: faithfulness (%) of each summarizer on the unredacted texts and on the redacted texts of "
+                "the same domains, and the change redaction brings.",
+        columns=[("Summarizer",), ("Unredaction",), ("Redaction",), ("Change",)], rows=rows,
+        note=f"Domains: {', '.join(sorted(map(str, domains)))}; {int(is_redacted.sum())} summaries of redacted texts.")
 
 
 def hallucination_table(analytics: Analytics) -> PaperTable:

@@ -38,22 +38,28 @@ LABELS = {
 }
 
 
-@pytest.fixture
-def released(project):
-    for uid, source, domain, kind, length, words in TEXTS:
+def release(project, texts, labels):
+    """`texts`: (uid, source, domain, type, stored length, words, redact_type); `labels[model][uid]`: (fv labels,
+    error types, completeness, conciseness)."""
+    for uid, source, domain, kind, length, words, redact_type in texts:
         document = Document.objects.create(project=project, uid=uid, doc_id=uid, source=source, domain=domain,
                                            input_type=kind, length=length, text="A text.", word_count=words,
-                                           text_sha256=uid)
-        for model, texts in LABELS.items():
-            labels, types, complete, concise = texts[uid]
+                                           text_sha256=uid, redact_type=redact_type)
+        for model, by_text in labels.items():
+            fv, types, complete, concise = by_text[uid]
             summary = Summary.objects.create(document=document, model=model, text="s", text_sha256=uid + model)
-            decided = [label for label in labels if label is not None]
+            decided = [label for label in fv if label is not None]
             ReleaseLabels.objects.create(
-                project=project, summary=summary, release="test", fact_verification_label=labels,
+                project=project, summary=summary, release="test", fact_verification_label=fv,
                 fact_verification_error_type=types,
-                faithfulness_score=None if len(decided) < len(labels) else 1 - sum(decided) / len(labels),
+                faithfulness_score=None if len(decided) < len(fv) else 1 - sum(decided) / len(fv),
                 completeness=complete, conciseness=concise)
     return project
+
+
+@pytest.fixture
+def released(project):
+    return release(project, [(*text, "") for text in TEXTS], LABELS)
 
 
 def csv(client, project, name, **query) -> str:
@@ -106,6 +112,31 @@ def test_tables_14_to_17_give_each_dimension_with_averages_and_domain_stability(
         "Summarizer", "Non-dialogue news", "Non-dialogue report", "Dialogue daily life", "Dialogue meeting",
         "Avg. score", "DoS"]
     assert rows_of(figures, "domain-table", dimension) == expected
+
+
+def test_table_5_compares_redacted_texts_with_the_others_of_their_domain(project):
+    # Booking: b1 and b2 as they were, b3 redacted; the news text n1 is not compared. Faithfulness per summary:
+    # A b1 1, b2 1/2, b3 1/4 (n1 0); B b1 1, b2 1, b3 2/3 (n1 1).
+    texts = [("b1", "WOZ", "booking", "dialogue", "short", 200, "unredact"),
+             ("b2", "WOZ", "booking", "dialogue", "short", 300, "unredact"),
+             ("b3", "WOZ", "booking", "dialogue", "short", 250, "redact"),
+             ("n1", "CNN", "news", "non-dialogue", "short", 500, "")]
+    full = (1.0, 1.0)  # completeness and conciseness: not what table 5 compares
+    labels = {"A": {"b1": ([0, 0], [[], []], *full), "b2": ([1, 0], [[], []], *full),
+                    "b3": ([1, 1, 1, 0], [[]] * 4, *full), "n1": ([1], [[]], *full)},
+              "B": {"b1": ([0], [[]], *full), "b2": ([0, 0, 0], [[]] * 3, *full),
+                    "b3": ([0, 0, 1], [[]] * 3, *full), "n1": ([0], [[]], *full)}}
+    release(project, texts, labels)
+    figures = figures_compute(project, include_simulated=False)
+    assert list(table_from(figures, "redaction")[0]) == ["Summarizer", "Unredaction", "Redaction", "Change"]
+    # A: (100 + 50) / 2 = 75 before, 25 after; B: 100 before, 66.7 after, 66.67 - 100 = -33.3.
+    assert rows_of(figures, "redaction") == [["A", 75.0, 25.0, -50.0], ["B", 100.0, 66.7, -33.3]]
+    card = dataset_card(project, project_analytics(project), agreement_report(project, n_boot=10), 8)
+    assert "| A | 75.0 | 25.0 | -50.0 |" in card and "Table 5: faithfulness (%)" in card
+
+
+def test_no_redaction_table_without_a_redacted_text(released):
+    assert table_from(figures_compute(released, include_simulated=False), "redaction") is None
 
 
 def test_the_share_of_source_texts_with_a_hallucination(released):
