@@ -140,12 +140,12 @@ class ProjectSettingsForm(forms.ModelForm):
             "max_failed_check_share": "0 means every check must pass (the protocol). Applies to submissions graded "
                                       "from now on; earlier grades can be overridden on the quality page.",
             "pause_below_pass_rate": "0.5 pauses an annotator who passes fewer than half of their recent HITs.",
-            "hourly_wage_usd": "A HIT pays this wage for its expected time (FINEGRAIN_SECONDS_PER_UNIT per unit). "
+            "hourly_wage_usd": "A HIT pays this wage for its expected time (a time per unit the site's operators set). "
                                "The protocol pays $10.88, 50% above the US federal minimum of $7.25.",
             "bonus_every_hits": "The protocol pays $25 for every 500 HITs that pass.",
             "offline_threshold": "A sentence less similar than this to every source sentence is flagged; empty: "
-                                 "the FINEGRAIN_OFFLINE_THRESHOLD setting (calibrate_offline sets it from your "
-                                 "labels).",
+                                 "the site's default. The site's operators can calibrate it from this project's "
+                                 "human labels.",
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 3}), "redundancy_policy": forms.RadioSelect}
         # The model's bounds in the words of annotation.services.project_settings, which checks them again.
@@ -157,11 +157,11 @@ class ProjectSettingsForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        allowed = [("", "The deployment's model (FINEGRAIN_EMBEDDING_MODEL, else all-MiniLM-L6-v2)")]
+        allowed = [("", "The site's default model")]
         allowed += [(path, path) for path in settings.FINEGRAIN_EVALUATOR_MODELS]
         self.fields["evaluator_model"] = forms.ChoiceField(
             choices=allowed, required=False, label="Sentence-embedding model",
-            help_text="The models the operator allows (FINEGRAIN_EVALUATOR_MODELS). A new run scores with it; "
+            help_text="The models the site's operators allow. A new run scores with it; "
                       "earlier scores keep the model they name.")
 
     def clean_evaluator_model(self):

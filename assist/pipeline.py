@@ -201,7 +201,7 @@ def store_prelabels(sentences: list[SummarySentence], backend_name: str, version
 
 OFFLINE_KEYFACTS_NOTE = (
     "The offline backend cannot write key-facts: import them with the dataset (pred_keyfact / keyfact), "
-    "or configure an LLM backend (FINEGRAIN_LLM_BACKEND=openai or bedrock)."
+    "or ask the site's operators to configure a language model (OpenAI or Bedrock)."
 )
 
 

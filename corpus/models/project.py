@@ -32,7 +32,7 @@ def validate_hourly_wage(value: Decimal) -> None:
     floor = settings.FINEGRAIN_MIN_HOURLY_WAGE_USD
     if value <= 0 or value < floor:
         raise ValidationError(
-            "The hourly wage is at least %(floor)s USD, the floor this site sets (FINEGRAIN_MIN_HOURLY_WAGE_USD); "
+            "The hourly wage is at least %(floor)s USD, the floor this site sets; "
             "got %(value)s.", code="below_floor", params={"floor": floor, "value": value})
 
 
