@@ -31,6 +31,8 @@ def test_it_creates_the_demo_accounts_with_the_password_given():
                      "annotator2": Membership.Role.ANNOTATOR, "annotator3": Membership.Role.ANNOTATOR,
                      "reviewer": Membership.Role.REVIEWER}
     assert "with the password 'pw-first-run'" in text
+    # The server started next says where it listens (make demo HOST=...); an address here could contradict it.
+    assert "http://" not in text
 
 
 def test_three_annotators_bring_a_documents_key_facts_to_a_majority_and_its_alignment_hits_appear():

@@ -1,6 +1,5 @@
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
@@ -41,7 +40,8 @@ class Command(BaseCommand):
         if kept:
             self.stdout.write(f"Existing accounts keep their passwords: {', '.join(kept)}.")
         self.stdout.write(self.style.SUCCESS(
-            f"Open {settings.SITE_URL}/ and log in as {', '.join(repr(name) for name, _ in ACCOUNTS)}"
+            # No address here: the server that follows (run_demo, runserver) may listen anywhere, and says where.
+            f"Log in as {', '.join(repr(name) for name, _ in ACCOUNTS)}"
             + (f" with the password {password!r}." if len(kept) < len(ACCOUNTS) else ".")
         ))
 
