@@ -202,8 +202,10 @@ def _sentences(value, report) -> list[str] | None:
     return value
 
 
-def _flags(value, n: int | None, report, what: str) -> list[int] | None:
-    """0/1 labels, one per item (`n` items; None: any number). A missing list is reported as a missing field."""
+def _flags(value, n: int | None, report, what: str) -> list[int | None] | None:
+    """0/1 labels, one per item (`n` items; None: any number); null for an item without a majority (the
+    platform's export of a study whose item has no counted label yet). A missing list is reported as a missing
+    field."""
     if value is None:
         return None
     if not isinstance(value, list):
@@ -211,10 +213,12 @@ def _flags(value, n: int | None, report, what: str) -> list[int] | None:
         return None
     flags = []
     for position, item in enumerate(value, start=1):
-        if isinstance(item, bool) or (isinstance(item, (int, float)) and item in (0, 1)):
+        if item is None:
+            flags.append(None)
+        elif isinstance(item, bool) or (isinstance(item, (int, float)) and item in (0, 1)):
             flags.append(int(item))
         else:
-            report(f"item {position} must be 0 or 1, got {item!r}")
+            report(f"item {position} must be 0, 1 or null, got {item!r}")
             return None
     if n is not None and len(flags) != n:
         report(f"has {len(flags)} labels for {n} {what}s")

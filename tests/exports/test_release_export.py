@@ -7,11 +7,15 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+from annotation.models import Label, Task, Unit
 from assist.models import EvaluatorScore, EvaluatorSentenceScore
 from corpus.models import Project, Summary
+from exports.analytics import project_analytics
 from exports.export import export_benchmark
 from exports.models import ReleaseLabels
 from exports.release import import_release
+from exports.simulate import simulate_annotations
+from tests.work import import_generated
 
 QUIRKS = Path(__file__).resolve().parents[1] / "fixtures" / "release_quirks"
 
@@ -118,3 +122,24 @@ def test_the_export_writes_the_scores_in_the_releases_layout(project, tmp_path):
     nan_row = rows["DISL_001", "Phi-2"]  # SummaC Conv's score is NaN in the release: absent, as missing
     assert "SummaC Conv" not in nan_row["machine_evaluation_results_faithfulness"]
     assert nan_row["machine_evaluation_results_sentence_score"] == {}
+
+
+def test_a_study_exported_here_reads_as_the_release_with_its_undecided_items(project, other_project, tmp_path):
+    import_generated(project, documents=3, summarizers=2, sentences=3)
+    simulate_annotations(project=project, annotators=3, accuracy=0.8, seed=5)
+    # A key-fact/sentence pair without any counted label: its key-fact and sentence stay undecided (null).
+    cell = Unit.objects.filter(task=Task.KEYFACT_ALIGNMENT).order_by("pk").first()
+    Label.objects.filter(unit=cell).update(aligned=None)
+    out = tmp_path / "study.jsonl"
+    export_benchmark(project=project, out=out)
+    exported = {(row["uid"], row["model"]): row for row in map(json.loads, out.read_text().splitlines())}
+    assert any(None in row["sentence_label"] for row in exported.values())
+
+    result = import_folder(other_project, out.read_bytes(), out.read_bytes())
+
+    assert result.summaries == len(exported)
+    fields = ("fact_verification_label", "faithfulness_score", "keyfact", "keyfact_label", "sentence_label",
+              "completeness", "conciseness")
+    assert labels_of(other_project, fields) == {key: tuple(row[f] for f in fields) for key, row in exported.items()}
+    analytics = project_analytics(other_project)
+    assert analytics.label_source == "release" and len(analytics.summaries) == len(exported)
