@@ -66,7 +66,7 @@ CROWDS = (PAPER, UNIFORM)
 KIND_NAMES = {CAREFUL: "careful", CARELESS: "careless", RANDOM: "random", CONSTANT: "always common"}
 # KV first: key-fact alignment HITs exist only for documents whose key-facts are settled (paper 3.5).
 TASK_ORDER = (Task.KEYFACT_VALIDATION, Task.FACT_VERIFICATION, Task.KEYFACT_ALIGNMENT)
-# First-round units per settling call: each call reads their labels with the ids in the query.
+# Ids per query when settling: each call names them in its query, within SQLite's limit on parameters.
 SETTLE_CHUNK = 2000
 
 
@@ -155,7 +155,9 @@ def _run_task(project, task, people, source, result) -> None:
             filled = _fill(project, task, people, source, result)
         if filled:
             result.passes += 1
-            real = first_round_units(Unit.objects.filter(hit__in=filled))
+            real = []
+            for start in range(0, len(filled), SETTLE_CHUNK):
+                real += first_round_units(Unit.objects.filter(hit__in=filled[start:start + SETTLE_CHUNK]))
             for start in range(0, len(real), SETTLE_CHUNK):
                 settle_units(real[start:start + SETTLE_CHUNK])
         made = topups_build(project).get(task, 0)
