@@ -24,11 +24,13 @@ Two crowds answer:
   units, and an AI pre-label that some follow whatever it says (FV). The model is asked for every person's answer
   on every unit (`generate` with the whole pool as each unit's stream), so an annotator answers an item the same way
   in its first HIT and in a top-up. Each first-round HIT goes to the pool in a random order of its own, and its
-  top-ups to the next people in that order: the k-th counted label of a unit is the same under every policy, and a
-  policy differs from another only in how far into that order it reads (exports.policy_comparison does the same on
-  arrays). Whether a person passes the checks of a HIT and its top-ups is how the model has them answer a unit whose
-  true answer is the check's (one such unit drawn per HIT and answer): careful people nearly always pass, the one
-  who always gives the common answer never passes an FV or KV check.
+  top-ups to the next people in that order: without attention checks the k-th counted label of a unit is the same
+  under every policy, and a policy differs from another only in how far into that order it reads
+  (exports.policy_comparison does the same on arrays). A person gets a check right as the model has them answer a
+  unit whose true answer is the check's (one such unit drawn per first-round HIT and answer, for the HIT and its
+  top-ups): careful people nearly always pass, the one who always gives the common answer never passes an FV or KV
+  check. A top-up's checks are not its first HIT's, so with checks who passes, and whose labels count, may differ
+  between two policies.
 - `uniform` (the first pilot's): N annotators, each right with probability `accuracy` against a hidden truth: the AI
   pre-label for FV sentences that have one (else a seeded coin, 10% errors), a seeded coin for KV (90% useful) and
   KA (15% aligned), and the expected answer for attention checks. A fixed-design project gets exactly the labels

@@ -24,18 +24,18 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 SEED = 1
 
 
-def small_project(slug: str, policy: str, *, cap: int = 5) -> Project:
+def small_project(slug: str, policy: str, *, cap: int = 5, checks: float = 0.2) -> Project:
     """Eight documents, three summaries of four sentences each, two candidate key-facts per document; attention
     checks at the protocol's 20%."""
     project = Project.objects.create(slug=slug, name=slug, redundancy_policy=policy, lead_cap=cap)
     import_generated(project, documents=8, summarizers=3, sentences=4)
-    project.attention_check_rate = 0.2
+    project.attention_check_rate = checks
     project.save(update_fields=["attention_check_rate"])
     return project
 
 
-def simulated(policy: str, *, cap: int = 5) -> Project:
-    project = small_project(f"sim-{policy}", policy, cap=cap)
+def simulated(policy: str, *, cap: int = 5, checks: float = 0.2) -> Project:
+    project = small_project(f"sim-{policy}", policy, cap=cap, checks=checks)
     simulate_annotations(project=project, crowd=PAPER, seed=SEED)
     return project
 
@@ -78,7 +78,10 @@ def test_nobody_labels_an_item_twice_across_its_first_hit_and_its_top_ups(policy
 
 
 def test_adaptive_pays_fewer_labels_for_the_majority_fixed_gives_on_the_same_seed():
-    fixed, adaptive = items(simulated(RedundancyPolicy.FIXED)), items(simulated(RedundancyPolicy.ADAPTIVE))
+    # Without attention checks: each build places its checks at random, and a top-up's checks are not its first
+    # HIT's, so with checks who passes (and whose labels count) may differ between two projects for that alone.
+    fixed = items(simulated(RedundancyPolicy.FIXED, checks=0))
+    adaptive = items(simulated(RedundancyPolicy.ADAPTIVE, checks=0))
     assert fixed.keys() == adaptive.keys()
     assert {state.counted for state in fixed.values()} == {3}
     # Some items split on their first two labels and settled on a third: the comparison is not only of agreement.
