@@ -193,6 +193,17 @@ def test_mturk_never_gets_a_top_up_hit_of_ten_assignments(corpus, fake_mturk):
     assert len(creates(fake_mturk)) == 4
 
 
+def test_a_hits_reward_is_what_the_cost_page_values_its_labels_at(corpus, settings):
+    """One rule for both: the project's pay for one item times the HIT's items, up to the next cent."""
+    from annotation.services.costs import label_usd
+
+    for wage, seconds in ((Decimal("10.88"), 30), (Decimal("15.00"), 45), (Decimal("7.25"), 20)):
+        corpus.hourly_wage_usd, settings.FINEGRAIN_SECONDS_PER_UNIT = wage, seconds
+        for units in range(1, 13):
+            gap = reward_for(corpus, [units]) - units * label_usd(corpus)
+            assert Decimal("0") <= gap < Decimal("0.01"), (wage, seconds, units)
+
+
 # --- Prolific: places added to the study
 
 def test_the_top_up_job_adds_the_hits_places_to_the_study(corpus, prolific, django_capture_on_commit_callbacks):
