@@ -430,7 +430,7 @@ def unit_flags(units: list[Unit]) -> dict[int, list[ItemFlag]]:
     """The standing flags of `units` and of their top-ups, by unit id, oldest first, with their annotators."""
     found: dict[int, list[ItemFlag]] = {}
     for flag in (ItemFlag.objects.filter(standing_flag_q(), Q(unit__in=units) | Q(unit__origin__in=units))
-                 .select_related("assignment__annotator", "unit").order_by("created", "pk")):
+                 .select_related("assignment__annotator__user", "unit").order_by("created", "pk")):
         found.setdefault(flag.unit.origin_id or flag.unit_id, []).append(flag)
     return found
 

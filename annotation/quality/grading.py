@@ -104,7 +104,7 @@ def check_outcome(assignment: Assignment) -> Outcome:
             label = labels.get(unit.pk)
             # A pair that contradicts itself is wrong whatever its halves say: the rule the page and the API
             # refuse it by, for labels written before it or by the bulk writers.
-            if label is not None and "ai_right" in _graded_fields(unit, hit) and (problem := contradiction(
+            if label is not None and "ai_right" in unit.question_fields(hit) and (problem := contradiction(
                     unit.ai_category, has_error=label.has_error, ai_right=label.ai_right)):
                 problems.append(f"Sentence {unit.position + 1}: {problem}")
                 continue
