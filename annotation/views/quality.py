@@ -171,25 +171,13 @@ def annotator_status_view(request, slug, annotator_id):
     return redirect("annotator_quality", project.slug, annotator.public_id)
 
 
-def wrong_answers(answers: dict[str, str]) -> list[dict]:
-    """The questions of a scored attempt answered wrongly, with the answer given and the right one: a failed
-    annotator learns the rule they missed. These are questions about the task rules, none of them an item of a HIT,
-    so no attention check is given away."""
-    wrong = []
-    for number, question in enumerate(QUESTIONS, start=1):
-        if answers[question.key] != question.answer:
-            options = dict(question.options)
-            wrong.append({"number": number, "text": question.text, "given": options[answers[question.key]],
-                          "right": options[question.answer]})
-    return wrong
-
-
 @annotator_required
 @require_http_methods(["GET", "POST"])
 def screening(request, slug):
     """A project's comprehension test, for annotators who must pass it before taking its HITs (paper G.1: 100% to
-    pass), with `Project.screening_attempts` attempts. A failed attempt is told which questions it got wrong and
-    their right answers, and what is left to do."""
+    pass), with `Project.screening_attempts` attempts. A failed attempt is told what to do next and how many attempts
+    are left, never its score or which answers were wrong: the questions and their key are the same for every worker
+    and every attempt, so answers shown once would pass the next attempt and the next worker without reading."""
     project = get_screening_project(request, slug)
     annotator = request.annotator
     standing = annotator.standing_in(project)
@@ -215,7 +203,7 @@ def screening(request, slug):
                 return after_screening(request, session, project)
             messages.success(request, f"You passed the screening test of {project.name}; its HITs are open for you.")
             return redirect("work_home")
-        context.update(failed=True, attempts_left=outcome.attempts_left, wrong=wrong_answers(answers))
+        context.update(failed=True, attempts_left=outcome.attempts_left)
         if outcome.attempts_left == 0:
             return render(request, "annotation/quality/screening.html", {**context, "closed": closed_message(project)},
                           status=403)
