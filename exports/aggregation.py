@@ -16,10 +16,12 @@ import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from datetime import UTC
 
 from django.db import connection
 from django.db.models import Case, Exists, F, IntegerField, JSONField, OuterRef, Q, TextField, Value, When, Window
 from django.db.models.functions import Cast, RowNumber
+from django.utils.crypto import salted_hmac
 
 from annotation.models import (
     Adjudication,
@@ -205,6 +207,20 @@ def _types(text: str | None) -> list:
     return (json.loads(text) or []) if text and text != "[]" else []
 
 
+def reviewer_pseudonym(user_id: int | None) -> str | None:
+    """A reviewer as exports name them: never the account's username or id (annotators are named by
+    Annotator.pseudonym the same way), but the same name in every export of this deployment, keyed by its secret,
+    so that a reader can tell one reviewer's adjudications from another's. None for a deleted account."""
+    if user_id is None:
+        return None
+    return "rev-" + salted_hmac("finegrain.exports.reviewer", str(user_id)).hexdigest()[:10]
+
+
+def _when(moment) -> str:
+    """A time as the export writes it: UTC, ISO 8601, to the second."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
 def _chunk_results(project, ids, votes, names, annotator_labels, assistance, with_text, with_ai,
                    opinions) -> Iterator[dict]:
     fields = ["pk", "uid", "doc_id", "source", "domain", "length", "input_type", "redact_type", "reference"]
@@ -227,13 +243,15 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
     fv, kv, ka = votes
 
     # Reviewers' adjudicated labels, kept apart from the annotators' (used for the scores where the project says so).
-    settled = {}
-    for task, sentence_id, keyfact_id, has_error, types, useful, aligned, reason in (
+    settled, settled_by = {}, {}
+    for task, sentence_id, keyfact_id, has_error, types, useful, aligned, reason, reviewer, when in (
             Adjudication.objects.filter(unit__hit__document_id__in=ids).values_list(
                 "unit__task", "unit__summary_sentence_id", "unit__keyfact_id", "has_error", "error_types", "useful",
-                "aligned", "reason")):
+                "aligned", "reason", "reviewer_id", "updated_at")):
         key = {"fv": ("fv", sentence_id), "kv": ("kv", keyfact_id), "ka": ("ka", keyfact_id, sentence_id)}[task]
         settled[key] = {"fv": has_error, "kv": useful, "ka": aligned}[task], types or [], reason
+        # Who settled it and when (the last time: settling again replaces the answer).
+        settled_by[key] = {"reviewer": reviewer_pseudonym(reviewer), "adjudicated_at": _when(when)}
     use_settled = project.adjudication_in_aggregation
 
     def decided(key, majority):
@@ -242,14 +260,14 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
     # Annotators' flags on real units (broken or unclear items), from submissions that stand (not discarded).
     flags = defaultdict(list)
     if annotator_labels:
-        for task, sentence_id, keyfact_id, annotator_id, comment in (
+        for task, sentence_id, keyfact_id, annotator_id, comment, when in (
                 ItemFlag.objects.filter(unit__hit__document_id__in=ids, unit__attention_check__isnull=True,
                                         assignment__status=Assignment.Status.SUBMITTED)
                 .order_by("assignment__annotator_id", "pk")
                 .values_list("unit__task", "unit__summary_sentence_id", "unit__keyfact_id", "assignment__annotator_id",
-                             "comment")):
+                             "comment", "created")):
             key = {"fv": ("fv", sentence_id), "kv": ("kv", keyfact_id), "ka": ("ka", keyfact_id, sentence_id)}[task]
-            flags[key].append((annotator_id, comment))
+            flags[key].append((annotator_id, comment, _when(when)))
 
     # The AI judgment shown on each sentence's (non-check) FV unit, and highlights per target.
     shown = {}
@@ -345,27 +363,30 @@ def _chunk_results(project, ids, votes, names, annotator_labels, assistance, wit
         if annotator_labels:
             row["adjudications"] = {
                 "fact_verification": [{"sentence": i, "has_error": settled[("fv", pk)][0],
-                                       "error_types": settled[("fv", pk)][1], "reason": settled[("fv", pk)][2]}
+                                       "error_types": settled[("fv", pk)][1], "reason": settled[("fv", pk)][2],
+                                       **settled_by[("fv", pk)]}
                                       for i, (pk, _) in enumerate(sents) if ("fv", pk) in settled],
                 "keyfact_validation": [{"pred_keyfact": i, "useful": settled[("kv", pk)][0],
-                                        "reason": settled[("kv", pk)][2]}
+                                        "reason": settled[("kv", pk)][2], **settled_by[("kv", pk)]}
                                        for i, (pk, _) in enumerate(candidates[doc_id]) if ("kv", pk) in settled],
                 "keyfact_alignment": [{"keyfact": k, "sentence": i, "aligned": settled[("ka", fact, sent)][0],
-                                       "reason": settled[("ka", fact, sent)][2]}
+                                       "reason": settled[("ka", fact, sent)][2], **settled_by[("ka", fact, sent)]}
                                       for k, (fact, _) in enumerate(human[doc_id])
                                       for i, (sent, _) in enumerate(sents) if ("ka", fact, sent) in settled],
                 "used_in_scores": use_settled,
             }
             row["item_flags"] = {
-                "fact_verification": [{"annotator": names.get(a, ""), "sentence": i, "comment": c}
-                                      for i, (pk, _) in enumerate(sents) for a, c in flags.get(("fv", pk), [])],
-                "keyfact_validation": [{"annotator": names.get(a, ""), "pred_keyfact": i, "comment": c}
+                "fact_verification": [{"annotator": names.get(a, ""), "sentence": i, "comment": c, "flagged_at": t}
+                                      for i, (pk, _) in enumerate(sents) for a, c, t in flags.get(("fv", pk), [])],
+                "keyfact_validation": [{"annotator": names.get(a, ""), "pred_keyfact": i, "comment": c,
+                                        "flagged_at": t}
                                        for i, (pk, _) in enumerate(candidates[doc_id])
-                                       for a, c in flags.get(("kv", pk), [])],
-                "keyfact_alignment": [{"annotator": names.get(a, ""), "keyfact": k, "sentence": i, "comment": c}
+                                       for a, c, t in flags.get(("kv", pk), [])],
+                "keyfact_alignment": [{"annotator": names.get(a, ""), "keyfact": k, "sentence": i, "comment": c,
+                                       "flagged_at": t}
                                       for k, (fact, _) in enumerate(human[doc_id])
                                       for i, (sent, _) in enumerate(sents)
-                                      for a, c in flags.get(("ka", fact, sent), [])],
+                                      for a, c, t in flags.get(("ka", fact, sent), [])],
             }
             row["annotator_labels"] = {
                 "fact_verification": [{"annotator": names[a], "sentence": i, "has_error": e, "error_types": t}

@@ -2,6 +2,8 @@
 comment, pseudonym and time; the list filters by flags; a flag that starts standing makes the stored list stale.
 Tried by a reviewer, the annotator who flagged, an outsider and anonymous."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -132,3 +134,23 @@ def test_the_stored_list_and_the_live_one_agree_with_flags(client, project, djan
         live = [(unit.pk, round(unit.majority, 6)) for unit in disagreements(project, "fv", flagged=flagged)]
         stored = [(row.unit_id, round(row.majority, 6)) for row in split_units(project, "fv", flagged=flagged)]
         assert stored == live and live
+
+
+def test_the_export_says_who_flagged_and_who_settled_and_when(agreeing, reviewer, tmp_path):
+    from annotation.services.review import adjudicate
+    from exports.aggregation import reviewer_pseudonym
+    from exports.export import ExportOptions, export_benchmark
+
+    flag = ItemFlag.objects.select_related("assignment__annotator", "unit").get()
+    adjudicate(unit=flag.unit, reviewer=reviewer, answer="no", error_types=[], reason="The text is fine.")
+    out = tmp_path / "release.jsonl"
+    export_benchmark(project=agreeing, out=out, options=ExportOptions(annotator_labels=True))
+    row = json.loads(out.read_text().splitlines()[0])
+    exported = row["item_flags"]["fact_verification"]
+    assert exported == [{"annotator": flag.assignment.annotator.pseudonym, "sentence": flag.unit.summary_sentence.index,
+                         "comment": flag.comment, "flagged_at": flag.created.isoformat(timespec="seconds")}]
+    settled, = row["adjudications"]["fact_verification"]
+    assert settled["reviewer"] == reviewer_pseudonym(reviewer.pk) and settled["reviewer"].startswith("rev-")
+    assert "rita" not in out.read_text()
+    adjudication = flag.unit.adjudication
+    assert settled["adjudicated_at"] == adjudication.updated_at.isoformat(timespec="seconds")
