@@ -146,7 +146,8 @@ def redaction_table(analytics: Analytics, redacted: set[str]) -> PaperTable:
         caption="Table 5: faithfulness (%) of each summarizer on the unredacted texts and on the redacted texts of "
                 "the same domains, and the change redaction brings.",
         columns=[("Summarizer",), ("Unredaction",), ("Redaction",), ("Change",)], rows=rows,
-        note=f"Domains: {', '.join(sorted(map(str, domains)))}; {int(is_redacted.sum())} summaries of redacted texts.")
+        note=f"Domains: {', '.join(sorted(map(str, domains)))}; {int((~same['redacted']).sum())} summaries of "
+             f"unredacted texts, {int(is_redacted.sum())} of redacted ones.")
 
 
 def hallucination_table(analytics: Analytics) -> PaperTable:
