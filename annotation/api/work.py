@@ -128,7 +128,10 @@ class AnswerRequestSerializer(serializers.Serializer):
     has_error = serializers.BooleanField(required=False)
     error_types = serializers.ListField(child=serializers.ChoiceField(choices=ErrorType.choices), required=False,
                                         max_length=len(ErrorType.values))
-    ai_right = serializers.BooleanField(required=False)
+    ai_right = serializers.BooleanField(
+        required=False, help_text="Whether the AI judgment shown is right: one decision with has_error (the AI is "
+                                  "right exactly when both say error or both say no error), so either alone gives "
+                                  "the other, and a pair that contradicts itself is refused with nothing saved.")
     useful = serializers.BooleanField(required=False)
     aligned = serializers.BooleanField(required=False)
     seconds_on_item = serializers.FloatField(required=False, min_value=0)
