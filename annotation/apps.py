@@ -11,3 +11,4 @@ class AnnotationConfig(AppConfig):
         from .quality.numbers import KIND, quality_basis, quality_compute
 
         snapshot_kind(KIND, basis=quality_basis, compute=quality_compute)
+        from .crowd import topups  # noqa: F401 (releases the top-up job's HITs to the crowd)

@@ -32,12 +32,14 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from corpus.models import Project
 
 from ..models import CrowdBatch, CrowdHit, Decision, Hit, Task, Unit
 from ..redundancy import Verdict
+from ..services.topups import topups_built
 from .base import AlreadyDone, ProviderError, ProviderTransientError
 from .outbox import RetryLater, places_in_flight
 from .publishing import TOPUPS_OF, pay_problems, publish_queued_hit, publishing_is_queued, reward_for
@@ -62,6 +64,12 @@ def unreleased(project: Project, task: str, batch: CrowdBatch):
     return (Hit.objects.filter(project=project, task=task, round__gte=1)
             .exclude(pk__in=on_provider.values("hit_id")).filter(Exists(wanting))
             .annotate(units_counted=Count("units")).order_by("position", "pk"))
+
+
+@receiver(topups_built, dispatch_uid="annotation.crowd.topups.release")
+def release_built(sender, *, project: Project, **kwargs) -> None:
+    """The top-up job has built HITs: the crowd of a live batch gets them, round by round."""
+    release_topups(project=project)
 
 
 def release_topups(*, project: Project, hits=None) -> list[int]:

@@ -25,6 +25,7 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Max, Q
+from django.dispatch import Signal
 
 from corpus.models import Job, Project, job_start
 
@@ -138,6 +139,12 @@ def topups_start(*, project: Project, user=None) -> Job:
     return job_start(kind=Job.Kind.TOPUPS, project=project, task=topups_task, user=user)
 
 
+# Sent by the top-up job once its HITs are built and committed, with `project`: the crowd side
+# (annotation.crowd.topups) releases them to the project's live batches. A signal, because the crowd providers build
+# on these services, never the reverse.
+topups_built = Signal()
+
+
 def topups_run(*, job_id: int) -> None:
     Job.objects.select_related("project").get(pk=job_id).run(_topups)
 
@@ -145,11 +152,10 @@ def topups_run(*, job_id: int) -> None:
 def _topups(job: Job) -> None:
     job.begin(total=1)
     made = topups_build(job.project)
+    # Before the job finishes, so that a release that fails fails the job (run again, it releases what is missing).
+    topups_built.send(sender=Project, project=job.project)
     job.advance(1, "top-ups built")
     job.finish({"made": made})
-    from ..crowd.topups import release_topups
-
-    release_topups(project=job.project)  # the crowd of a live batch gets the new HITs, round by round
 
 
 def queue_topups_if_needed(project: Project, states: list[UnitState]) -> None:
