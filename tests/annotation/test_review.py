@@ -3,6 +3,7 @@ for the scores only where the project says so, agreement among annotators and wi
 for more labels; tried by the manager, a reviewer, an annotator, an outsider and anonymous."""
 
 import json
+from datetime import UTC
 
 import pytest
 from django.urls import reverse
@@ -12,6 +13,7 @@ from annotation.selectors import agreement_summary, available_hits
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.hits import build_hits
 from corpus.models import Membership, Project
+from exports.aggregation import reviewer_pseudonym
 from exports.export import ExportOptions, export_benchmark
 from exports.restore import import_benchmark
 from tests.work import annotator_for, complete, crowd_annotator, import_generated
@@ -75,7 +77,8 @@ def test_the_list_shows_each_split_unit_with_every_counted_label_and_filters(cli
     assert "6 units to review." in page and page.count("67% majority") == 6
     for name in ("ann-a", "ann-b", "ann-c"):
         pseudonym = Label.objects.filter(annotator__user__username=name).first().annotator.pseudonym
-        assert page.count(f"<td>{pseudonym}</td>") == 6
+        # In-house annotators: the reviewer sees who each pseudonym is.
+        assert page.count(f'<td><code>{pseudonym}</code> <span class="person">{name}</span></td>') == 6
     assert "3 units to review." in client.get(review_url(split, domain="news")).content.decode()
     assert "6 units to review." in client.get(review_url(split, agreement="0.67")).content.decode()
     assert "0 units to review." in client.get(review_url(split, agreement="0.5")).content.decode()
@@ -171,8 +174,11 @@ def test_scores_use_adjudications_only_where_the_project_says_so_and_the_export_
 
     row = first_row(tmp_path / "majority.jsonl")
     assert row["fact_verification_label"][0] == 0 and row["faithfulness_score"] == 1.0
+    adjudication = Adjudication.objects.get(unit=sentence)
     assert row["adjudications"]["fact_verification"] == [
-        {"sentence": 0, "has_error": True, "error_types": ["relation"], "reason": "Wrong verb."}]
+        {"sentence": 0, "has_error": True, "error_types": ["relation"], "reason": "Wrong verb.",
+         "reviewer": reviewer_pseudonym(reviewer.pk),
+         "adjudicated_at": adjudication.updated_at.astimezone(UTC).isoformat(timespec="seconds")}]
     assert row["adjudications"]["used_in_scores"] is False
     Project.objects.filter(pk=split.pk).update(adjudication_in_aggregation=True)
     split.refresh_from_db()
