@@ -46,7 +46,7 @@ from .base import ChatBackend, Completion, Message, NotSupported
 from .offline_checks import Item, analyse, opposites
 from .offline_pairing import Document, Misattribution, Reversal
 
-PROMPT_VERSION = "offline-checks/v2"
+PROMPT_VERSION = "offline-checks/v3"
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
 PREFIX = "Offline labeler (not an LLM): "

@@ -26,8 +26,8 @@ from tests.work import crowd_annotator
 pytestmark = pytest.mark.django_db
 Kind = AttentionCheck.Kind
 
-# Three domains. The labeler passes a few medical summary sentences against the news document and one news sentence
-# against the medical one ("hospital", "staff", "patients"); nothing foreign passes against the sport document.
+# Three domains. The labeler passes a medical summary sentence whose words the news document nearly all uses against
+# it ("The hospital added staff for patients."); nothing foreign passes against the sport document.
 DOCUMENTS = {
     "news": ("The city council voted on Tuesday to expand the public hospital. The expansion will add two hundred "
              "beds by next year. The mayor said the project will cost forty million dollars. Nurses welcomed the "
@@ -40,7 +40,8 @@ DOCUMENTS = {
                 "strongest in older patients.",
                 {"m-one": "Daily walking lowered blood pressure in a study of three hundred patients. Older "
                           "patients benefited most.",
-                 "m-two": "Hospital staff measured patients monthly. Walking had no effect."}),
+                 "m-two": "Hospital staff measured patients monthly. The hospital added staff for patients. Walking "
+                          "had no effect."}),
     "sport": ("The home team won the final by three goals to one. Their captain scored twice in the second half. "
               "Fans filled the stadium despite the rain. The coach praised the defence after the match.",
               {"m-one": "The home team won the final three to one. The captain scored two goals.",
