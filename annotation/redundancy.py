@@ -32,7 +32,7 @@ from corpus.models import RedundancyPolicy as Policy
 
 class Verdict(models.TextChoices):
     COLLECTING = "collecting", "Collecting its first labels"
-    NEEDS_MORE = "needs_more", "Needs one more label"
+    NEEDS_MORE = "needs_more", "Needs more labels"
     SETTLED = "settled", "Settled"
     ESCALATED = "escalated", "Sent to review"
 
