@@ -51,4 +51,10 @@
       event.preventDefault();
     }
   });
+
+  // A form that spends money (sending a HIT back buys labels) asks first, in the words of its data-confirm.
+  document.addEventListener("submit", (event) => {
+    const message = event.target.dataset?.confirm;
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
 })();

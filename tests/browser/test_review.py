@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import Adjudication
+from annotation.models import Adjudication, Hit
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.hits import build_hits
 from corpus.models import Membership, Project
@@ -44,3 +44,21 @@ def test_a_reviewer_adjudicates_a_unit_by_keyboard(page, live_server, split):
     assert adjudication.error_types == ["relation"]
     assert adjudication.reason == "The sentence says the opposite of S3; y and n typed here stay text."
     expect(page.locator(f"#unit-{adjudication.unit.public_id} legend")).to_contain_text("by rita")
+
+
+def test_sending_a_hit_back_asks_first(page, live_server, split, django_user_model):
+    manager = django_user_model.objects.create_user("mona", password="mona-pass-123")
+    Membership.objects.create(project=split, user=manager, role=Membership.Role.MANAGER)
+    log_in(page, live_server, "mona", "mona-pass-123")
+    page.goto(f"{live_server.url}/projects/split/review/")
+    button = page.get_by_role("button", name="Send this HIT back for one more label per unit").first
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    button.click()
+    page.wait_for_timeout(300)
+    assert asked and "one more label" in asked[0] and "3 places become 4" in asked[0]
+    assert Hit.objects.filter(project=split, extra_places=0).count() == Hit.objects.filter(project=split).count()
+    page.once("dialog", lambda dialog: dialog.accept())
+    with page.expect_navigation():
+        button.click()
+    assert Hit.objects.filter(project=split, extra_places=1).count() == 1
