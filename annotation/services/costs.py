@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
-from django.db.models import Case, Count, F, Q, Sum, When
+from django.db.models import Case, Count, F, Max, Min, Q, Sum, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Project
@@ -171,6 +172,29 @@ def project_costs(project: Project) -> ProjectCosts:
         tasks=[tasks[task] for task in Task.values],
         domains=[domains[key] for key in sorted(domains)],
         committed_labels=committed, paid_usd=usd(paid), budget_usd=project.budget_usd)
+
+
+def settle_times(project: Project) -> dict[str, dict]:
+    """Per task, how long settled items took: from an item's first counted label to its last (the one that settled
+    it), in hours, as the median and the 90th percentile over the settled items (None before any)."""
+    settled = UnitState.objects.filter(project=project, verdict=Verdict.SETTLED)
+    spans = (Label.objects.filter(counted_submission_q("assignment__"))
+             .filter(Q(unit_id__in=settled.values("unit_id")) | Q(unit__origin_id__in=settled.values("unit_id")))
+             .annotate(root=Coalesce("unit__origin_id", "unit_id")).order_by()
+             .values("root", "unit__task").annotate(first=Min("assignment__submitted_at"),
+                                                    last=Max("assignment__submitted_at")))
+    hours: dict[str, list[float]] = {task: [] for task in Task.values}
+    for row in spans:
+        hours[row["unit__task"]].append((row["last"] - row["first"]).total_seconds() / 3600)
+    return {task: {"median": _quantile(values, 0.5), "p90": _quantile(values, 0.9), "n": len(values)}
+            for task, values in hours.items()}
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def rounds_table(rows: list[CostRow]) -> list[tuple[int, int]]:

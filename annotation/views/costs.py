@@ -6,7 +6,7 @@ from django.views.decorators.http import require_GET
 
 from ..models import Task
 from ..permissions import get_managed_project
-from ..services.costs import project_costs, rounds_table
+from ..services.costs import project_costs, rounds_table, settle_times
 
 
 @login_required
@@ -15,8 +15,10 @@ def cost_page(request, slug):
     project = get_managed_project(request.user, slug)
     costs = project_costs(project)
     names = dict(Task.choices)
+    times = settle_times(project)
     tasks = [{"row": row, "name": names[row.task], **costs.money(row), "projected_labels":
-              round(costs.projected_labels(row)), "saved_labels": costs.saved_labels(row)} for row in costs.tasks]
+              round(costs.projected_labels(row)), "saved_labels": costs.saved_labels(row),
+              "settle_time": times[row.task]} for row in costs.tasks]
     domains = [{"row": row, "name": names[row.task], **costs.money(row), "saved_labels": costs.saved_labels(row)}
                for row in costs.domains]
     rounds = rounds_table(costs.tasks)

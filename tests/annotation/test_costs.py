@@ -1,13 +1,15 @@
 """The cost page: labels spent, projected and saved against the fixed design, checked by hand on a small project."""
 
+from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation.models import Hit, UnitState
+from annotation.models import Assignment, Hit, UnitState
 from annotation.redundancy import Verdict
-from annotation.services.costs import project_costs
+from annotation.services.costs import project_costs, settle_times
 from annotation.services.topups import topups_build
 from corpus.models import RedundancyPolicy
 from tests.work import crowd_annotator, first_round_hit, work_next_hit
@@ -88,3 +90,19 @@ def test_under_lead_the_projection_counts_the_two_labels_a_split_asks(adaptive):
     judged = UnitState.objects.filter(project=adaptive).exclude(verdict=Verdict.COLLECTING).count()
     assert costs.split_share == pytest.approx(1 / judged)
     assert costs.expected_extra == pytest.approx(2 / judged)
+
+
+def test_time_to_settle_runs_from_an_items_first_label_to_the_one_that_settled_it(labelled, client, manager):
+    project, hit = labelled
+    start = timezone.now() - timedelta(days=1)
+    for name, hours in (("ann", 0), ("bea", 1), ("cid", 5)):
+        Assignment.objects.filter(annotator__external_id=name).update(submitted_at=start + timedelta(hours=hours))
+    sentences = hit.units.count()
+    fv = settle_times(project)["fv"]
+    # Every sentence but one settled when bea's label came (1 h after ann's); the split one when cid's did (5 h).
+    assert fv["n"] == sentences and fv["median"] == pytest.approx(1.0)
+    assert fv["p90"] == pytest.approx(5.0 if sentences <= 6 else 1.0)
+    assert settle_times(project)["kv"] == {"median": None, "p90": None, "n": 0}
+    client.force_login(manager)
+    page = client.get(reverse("costs", args=[project.slug])).content.decode()
+    assert "1.0 h</td>" in page and "Time to settle" in page
