@@ -87,7 +87,7 @@ def pay_problems(project: Project, reward: Decimal, units_per_hit: list[int]) ->
     floor, hours = settings.FINEGRAIN_MIN_HOURLY_WAGE_USD, expected_hours(units_per_hit)
     if project.hourly_wage_usd < floor or reward <= 0 or reward < floor * hours:
         problems.append(
-            f"Pay below the floor of {floor} USD an hour (FINEGRAIN_MIN_HOURLY_WAGE_USD): the project's hourly wage "
+            f"Pay below this site's floor of {floor} USD an hour: the project's hourly wage "
             f"(USD) is {project.hourly_wage_usd}, and a HIT of about {hours * 60:.1f} minutes would pay {reward} USD. "
             "Raise the hourly wage in the project's settings.")
     if project.bonus_usd < 0:

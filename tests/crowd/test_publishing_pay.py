@@ -18,7 +18,7 @@ from tests.crowd.prolific_server import ProlificServer, start
 
 pytestmark = pytest.mark.django_db
 
-FLOOR = "Pay below the floor of 7.25 USD an hour (FINEGRAIN_MIN_HOURLY_WAGE_USD): the project's hourly wage (USD) is"
+FLOOR = "Pay below this site's floor of 7.25 USD an hour: the project's hourly wage (USD) is"
 
 
 @pytest.fixture
@@ -46,10 +46,10 @@ def nothing_created() -> bool:
 def test_a_plan_under_the_floor_names_the_wage_and_the_floor(corpus, provider, wage):
     project = pay(corpus, hourly_wage_usd=wage)
     plan = plan_publish(project=project, task="fv", provider=provider, sandbox=provider == "mturk")
-    problems = [problem for problem in plan.problems if "FINEGRAIN_MIN_HOURLY_WAGE_USD" in problem]
+    problems = [problem for problem in plan.problems if "site's floor" in problem]
     assert len(problems) == 1 and FLOOR in problems[0] and f"(USD) is {Decimal(wage):.2f}, and" in problems[0]
     assert plan.reward_usd == reward_for(project, [item.units for item in plan.items])
-    with pytest.raises(ValueError, match="FINEGRAIN_MIN_HOURLY_WAGE_USD"):
+    with pytest.raises(ValueError, match="site's floor"):
         publish(plan=plan)
     assert nothing_created()
 
@@ -70,7 +70,7 @@ def test_a_wage_at_the_floor_passes_whatever_the_rounding(corpus, settings):
 def test_the_operator_raising_the_floor_holds_projects_saved_before(corpus, settings):
     settings.FINEGRAIN_MIN_HOURLY_WAGE_USD = Decimal("12.00")
     plan = plan_publish(project=corpus, task="fv", provider="prolific")  # the protocol's 10.88
-    assert any("below the floor of 12.00 USD an hour" in problem and "is 10.88" in problem for problem in plan.problems)
+    assert any("below this site's floor of 12.00 USD an hour" in problem and "is 10.88" in problem for problem in plan.problems)
 
 
 def test_a_negative_bonus_is_refused_and_no_bonus_is_fine(corpus):
@@ -90,7 +90,7 @@ def test_private_links_pay_nothing_through_a_provider_and_are_not_held_to_the_fl
 def test_the_prolific_dry_run_command_fails_under_the_floor_and_sends_nothing(corpus, prolific):
     pay(corpus, hourly_wage_usd="-10")
     out, err = StringIO(), StringIO()
-    with pytest.raises(CommandError, match="cannot publish: Pay below the floor of 7.25 USD an hour"):
+    with pytest.raises(CommandError, match="cannot publish: Pay below this site's floor of 7.25 USD an hour"):
         call_command("publish", project=corpus.slug, task="fv", provider="prolific", dry_run=True, stdout=out,
                      stderr=err)
     assert FLOOR in err.getvalue() and "Dry run: nothing was sent to Prolific and nothing was created." in (
@@ -101,7 +101,7 @@ def test_the_prolific_dry_run_command_fails_under_the_floor_and_sends_nothing(co
 def test_the_mturk_dry_run_command_fails_under_the_floor(corpus):
     pay(corpus, hourly_wage_usd="0")
     err = StringIO()
-    with pytest.raises(CommandError, match="FINEGRAIN_MIN_HOURLY_WAGE_USD"):
+    with pytest.raises(CommandError, match="site's floor"):
         call_command("publish", project=corpus.slug, task="fv", provider="mturk", sandbox=True, dry_run=True,
                      stdout=StringIO(), stderr=err)
     assert FLOOR in err.getvalue() and nothing_created()
@@ -109,7 +109,7 @@ def test_the_mturk_dry_run_command_fails_under_the_floor(corpus):
 
 def test_the_command_refuses_to_publish_under_the_floor_even_when_told_yes(corpus, prolific):
     pay(corpus, hourly_wage_usd="5")
-    with pytest.raises(CommandError, match="below the floor of 7.25 USD an hour"):
+    with pytest.raises(CommandError, match="below this site's floor of 7.25 USD an hour"):
         call_command("publish", project=corpus.slug, task="fv", provider="prolific", yes=True, stdout=StringIO(),
                      stderr=StringIO())
     assert not prolific.requests and nothing_created()
@@ -135,5 +135,5 @@ def test_a_publication_started_before_the_wage_fell_fails_its_job_with_the_reaso
     pay(corpus, hourly_wage_usd="1")
     publish_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == Job.Status.FAILED and "FINEGRAIN_MIN_HOURLY_WAGE_USD" in job.error
+    assert job.status == Job.Status.FAILED and "site's floor" in job.error
     assert not prolific.requests and nothing_created()
