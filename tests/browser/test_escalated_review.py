@@ -49,6 +49,9 @@ def test_a_reviewer_sees_every_label_of_an_escalated_item_and_settles_it(page, l
     expect(card.locator("table.labels tbody tr")).to_have_count(3)
     expect(card).to_contain_text("Sent to review")
     expect(card).to_contain_text("3 labels")
+    # The AI judgment that was shown, in words rather than its stored code.
+    expect(card).to_contain_text("AI judgment shown: No error")
+    expect(card).not_to_contain_text("no_error")
     screenshot(page, "review-escalated.png")
     card.focus()
     page.keyboard.press("n")
