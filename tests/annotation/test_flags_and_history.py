@@ -2,6 +2,7 @@
 the home page's past HITs; tried by the annotator, another annotator, the manager, an outsider and anonymous."""
 
 import json
+from datetime import UTC
 from decimal import Decimal
 
 import pytest
@@ -136,13 +137,14 @@ def test_flags_are_exported_as_their_own_fields_and_restored_by_the_benchmark_im
     simulate_annotations(project=project, annotators=3, accuracy=0.8, seed=3)
     label = project.hits.get(task="fv", summary__model="model-0", document__uid="gen-0").units.get(
         position=1).labels.first()
-    ItemFlag.objects.create(assignment=label.assignment, unit=label.unit, comment="Cut off, \"quoted\"")
+    flag = ItemFlag.objects.create(assignment=label.assignment, unit=label.unit, comment="Cut off, \"quoted\"")
     export_benchmark(project=project, out=tmp_path / "a.jsonl", options=ExportOptions(annotator_labels=True))
     rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
     flagged = [row for row in rows if any(row["item_flags"].values())]
     assert len(flagged) == 1 and flagged[0]["model"] == "model-0"
     assert flagged[0]["item_flags"]["fact_verification"] == [
-        {"annotator": label.annotator.pseudonym, "sentence": 1, "comment": "Cut off, \"quoted\""}]
+        {"annotator": label.annotator.pseudonym, "sentence": 1, "comment": "Cut off, \"quoted\"",
+         "flagged_at": flag.created.astimezone(UTC).isoformat(timespec="seconds")}]
     fresh = Project.objects.create(slug="fresh", name="Fresh")
     assert import_benchmark(project=fresh, data=(tmp_path / "a.jsonl").read_bytes())["flags"] == 1
     restored = ItemFlag.objects.get(unit__hit__project=fresh)
