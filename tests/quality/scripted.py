@@ -5,6 +5,7 @@ The careful one knows the checks' expected answers (a test oracle: a careful hum
 
 import random
 
+from annotation.ai_agreement import ai_right_for
 from annotation.models import AttentionCheck, Task, Unit
 
 
@@ -33,7 +34,11 @@ def careful(unit: Unit, asked: list[str], rng: random.Random) -> dict:
 
 
 def at_random(unit: Unit, asked: list[str], rng: random.Random) -> dict:
+    """Clicks at random; on an FV item with the AI judgment shown, the page fills "is the AI right?" from the
+    error answer (one decision), so the random click is the error answer alone."""
     answer = {name: rng.random() < 0.5 for name in asked}
+    if "ai_right" in answer and "has_error" in answer:
+        answer["ai_right"] = ai_right_for(unit.ai_category, answer["has_error"])
     if answer.get("has_error"):
         answer["error_types"] = [rng.choice(["entity", "relation", "sentence", "out_of_article"])]
     return answer
