@@ -22,14 +22,15 @@ from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
+from django.dispatch import Signal
 from django.urls import reverse
 from django.utils import timezone
 
 from corpus.models import Job, Project, job_start
 
-from ..models import CrowdBatch, CrowdHit, Hit, Provider
-from ..redundancy import redundancy_of
+from ..models import CrowdBatch, CrowdHit, Hit, Provider, Unit
+from ..redundancy import Verdict, redundancy_of
 from .base import CostEstimate, ProviderError, ProviderTransientError, PublishItem
 from .outbox import RetryLater
 from .registry import get_provider
@@ -38,6 +39,9 @@ logger = logging.getLogger(__name__)
 # The key of a top-up batch's `estimate` naming the live batch it adds HITs to (annotation/crowd/topups.py): such a
 # batch is never resumed by a manager's publication.
 TOPUPS_OF = "topups_of"
+# Sent once a publication (not a top-up batch) is out: the top-up HITs built before it go to its workers, each paid
+# for its own units (annotation/crowd/topups.py), never in the publication itself at its average reward.
+batch_published = Signal()
 
 
 @dataclass
@@ -109,8 +113,12 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
     # HITs already on this provider; the still unpublished HITs of an interrupted publication are planned again.
     already = (CrowdHit.objects.filter(batch__provider=provider, batch__sandbox=sandbox)
                .exclude(batch__status=CrowdBatch.Status.PUBLISHING, published_at__isnull=True).values("hit_id"))
-    hits = list(Hit.objects.filter(project=project, task=task).exclude(pk__in=already)
+    # The first round only: a top-up HIT goes out after the publication, at a reward for its own size.
+    hits = list(Hit.objects.filter(project=project, task=task, round=0).exclude(pk__in=already)
                 .annotate(units_counted=Count("units")).order_by("position", "pk"))
+    wanting = Unit.objects.filter(hit=OuterRef("pk"), origin__state__verdict=Verdict.NEEDS_MORE)
+    waiting = (Hit.objects.filter(project=project, task=task, round__gte=1).exclude(pk__in=already)
+               .filter(Exists(wanting)).count())
     sizes = [hit.units_counted for hit in hits]
     paying = provider != "link"  # a private link pays nothing through a provider: no reward, no floor
     reward = reward_for(project, sizes) if paying else Decimal("0.00")
@@ -131,6 +139,10 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
                                   expected_bonuses=total // project.bonus_every_hits
                                   if paying and project.bonus_every_hits else 0)
     plan.places_note = places_note(project)
+    if waiting:
+        plan.places_note += (" 1 top-up HIT already built goes out right after this publication, paid for its own "
+                             "items." if waiting == 1 else f" {waiting} top-up HITs already built go out right after "
+                             "this publication, each paid for its own items.")
     if paying and hits:
         plan.problems.extend(pay_problems(project, reward, sizes))
     if sandbox and not impl.has_sandbox:
@@ -224,6 +236,8 @@ def batch_finish_if_complete(batch_id: int, impl=None) -> CrowdBatch:
     job = _open_job(batch)
     if job is not None:
         job.finish({"batch": str(batch.public_id), "estimate": batch.estimate})
+    if TOPUPS_OF not in (batch.estimate or {}):
+        batch_published.send(sender=CrowdBatch, batch=batch)
     return batch
 
 

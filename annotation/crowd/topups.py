@@ -42,7 +42,7 @@ from ..redundancy import Verdict
 from ..services.topups import topups_built
 from .base import AlreadyDone, ProviderError, ProviderTransientError
 from .outbox import RetryLater, places_in_flight
-from .publishing import TOPUPS_OF, pay_problems, publish_queued_hit, publishing_is_queued, reward_for
+from .publishing import TOPUPS_OF, batch_published, pay_problems, publish_queued_hit, publishing_is_queued, reward_for
 from .registry import get_provider
 
 logger = logging.getLogger(__name__)
@@ -70,6 +70,12 @@ def unreleased(project: Project, task: str, batch: CrowdBatch):
 def release_built(sender, *, project: Project, **kwargs) -> None:
     """The top-up job has built HITs: the crowd of a live batch gets them, round by round."""
     release_topups(project=project)
+
+
+@receiver(batch_published, dispatch_uid="annotation.crowd.topups.after_publication")
+def release_after_publication(sender, *, batch: CrowdBatch, **kwargs) -> None:
+    """Top-up HITs built before the task was published wait for its batch, then go out as any round does."""
+    release_topups(project=batch.project)
 
 
 def release_topups(*, project: Project, hits=None) -> list[int]:

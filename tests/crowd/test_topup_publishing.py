@@ -160,6 +160,29 @@ def test_the_top_up_job_puts_a_new_mturk_hit_out_paid_for_its_size(corpus, fake_
     assert CrowdHit.objects.get(batch=batch).hit == topup
 
 
+def test_top_ups_built_before_the_first_publication_go_out_after_it_paid_for_their_size(
+        corpus, fake_mturk, django_capture_on_commit_callbacks):
+    """Items left undecided by annotators who came before the crowd (in-house, a private link): the publication asks
+    the first round only, at the first round's reward, and the waiting top-up HIT follows it at its own reward."""
+    collects(corpus)
+    split_first_hit(corpus)
+    topups_build(corpus)
+    topup = Hit.objects.get(project=corpus, round=1)
+
+    plan = plan_publish(project=corpus, task="fv", provider="mturk", sandbox=True)
+    assert topup.pk not in [item.hit_id for item in plan.items] and len(plan.items) == 4
+    assert "1 top-up HIT already built goes out right after this publication" in plan.places_note
+    with django_capture_on_commit_callbacks(execute=True):
+        live = publish(plan=plan, provider=MTurkProvider(sandbox=True))
+
+    created = creates(fake_mturk)
+    assert [body["MaxAssignments"] for body in created] == [2, 2, 2, 2, topup.places]
+    batch = CrowdBatch.objects.get(estimate__topups_of=str(live.public_id))
+    assert CrowdHit.objects.get(batch=batch).hit == topup and batch.status == "published"
+    assert batch.reward_usd == reward_for(corpus, [topup.units.count()]) < live.reward_usd
+    assert live.crowd_hits.count() == 4 and not live.crowd_hits.filter(hit=topup).exists()
+
+
 def test_a_rerun_and_a_lost_answer_create_no_mturk_hit_twice(corpus, fake_mturk, django_capture_on_commit_callbacks):
     collects(corpus)
     publish_on_mturk(corpus)
