@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import DecimalField, Exists, OuterRef, Subquery, Sum
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -20,8 +20,9 @@ from ..crowd.publishing import plan_publish, publish_start
 from ..crowd.registry import NAMES, closure_notice, get_provider, offered
 from ..crowd.tasks import enqueue
 from ..forms import BonusForm, DecisionForm, PrivateLinkForm, form_problems
-from ..models import Annotator, Assignment, Decision, LedgerEntry, PrivateLink, Provider, Task
+from ..models import Annotator, Assignment, CrowdHit, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
+from ..selectors import count_of
 from .pagination import paginate
 
 ROWS_PER_PAGE = 50
@@ -29,30 +30,33 @@ FAILED_SHOWN = 20
 
 
 def batch_status(batches) -> list[dict]:
-    """The figures of each of `batches` (a page of them: a handful of counts each)."""
-    rows = []
-    published = Count("crowd_hits", filter=Q(crowd_hits__published_at__isnull=False), distinct=True)
-    for batch in batches.annotate(hits=published):
-        claims = Assignment.objects.filter(crowd_claim__batch=batch)
-        decided = Decision.objects.filter(assignment__crowd_claim__batch=batch, status=Decision.Status.DONE)
-        submitted = claims.filter(status=Assignment.Status.SUBMITTED)
-        rows.append({
-            "batch": batch, "published": batch.hits,
-            "accepted": claims.count(),
-            "submitted": submitted.count(),
-            # Not confirmed by the provider yet (nothing of theirs counts), and set aside as unknown to it.
-            "unconfirmed": submitted.filter(confirmed_at__isnull=True).count(),
-            "discarded": claims.filter(status=Assignment.Status.DISCARDED).count(),
-            "approved": decided.filter(kind=Decision.Kind.APPROVE).count(),
-            "rejected": decided.filter(kind=Decision.Kind.REJECT).count(),
-            # Places reopened on the provider for failed submissions (a Prolific rejection frees its own): each may
-            # be taken and paid, so the batch may pay up to this many rewards beyond its estimate.
-            "places_added": decided.filter(kind=Decision.Kind.ADD_PLACE).exclude(
-                provider_response__has_key="local").count(),
-            "paid": LedgerEntry.objects.filter(batch=batch).aggregate(total=Sum("amount_usd"))["total"]
-            or Decimal("0.00"),
-        })
-    return rows
+    """The figures of each of `batches` (a page of them), in one query whatever their number: each figure is a
+    subquery on the batch's row (joins of claims, decisions and ledger entries would multiply one another)."""
+    claims = Assignment.objects.filter(crowd_claim__batch__isnull=False)
+    submitted = claims.filter(status=Assignment.Status.SUBMITTED)
+    decided = Decision.objects.filter(assignment__crowd_claim__batch__isnull=False, status=Decision.Status.DONE)
+    paid = (LedgerEntry.objects.filter(batch=OuterRef("pk")).order_by().values("batch")
+            .annotate(total=Sum("amount_usd")).values("total"))
+    figures = batches.annotate(
+        published=count_of(CrowdHit.objects.filter(published_at__isnull=False), "batch"),
+        accepted=count_of(claims, "crowd_claim__batch"),
+        submitted=count_of(submitted, "crowd_claim__batch"),
+        # Not confirmed by the provider yet (nothing of theirs counts), and set aside as unknown to it.
+        unconfirmed=count_of(submitted.filter(confirmed_at__isnull=True), "crowd_claim__batch"),
+        discarded=count_of(claims.filter(status=Assignment.Status.DISCARDED), "crowd_claim__batch"),
+        approved=count_of(decided.filter(kind=Decision.Kind.APPROVE), "assignment__crowd_claim__batch"),
+        rejected=count_of(decided.filter(kind=Decision.Kind.REJECT), "assignment__crowd_claim__batch"),
+        # Places reopened on the provider for failed submissions (a Prolific rejection frees its own): each may be
+        # taken and paid, so the batch may pay up to this many rewards beyond its estimate.
+        places_added=count_of(decided.filter(kind=Decision.Kind.ADD_PLACE).exclude(
+            provider_response__has_key="local"), "assignment__crowd_claim__batch"),
+        paid=Subquery(paid, output_field=DecimalField(max_digits=10, decimal_places=2)))
+    return [{"batch": batch, **{name: getattr(batch, name) for name in BATCH_FIGURES},
+             "paid": batch.paid or Decimal("0.00")} for batch in figures]
+
+
+BATCH_FIGURES = ("published", "accepted", "submitted", "unconfirmed", "discarded", "approved", "rejected",
+                 "places_added")
 
 
 @login_required
@@ -62,7 +66,8 @@ def manage(request, slug):
     # Every list here grows with the crowd work: a page of each, with its own page number.
     batches, batches_query = paginate(request, project.crowd_batches.order_by("-created", "pk"), ROWS_PER_PAGE,
                                       "batches_page")
-    failed = Decision.objects.filter(project=project, status=Decision.Status.FAILED).order_by("created", "pk")
+    failed = (Decision.objects.filter(project=project, status=Decision.Status.FAILED).select_related("annotator")
+              .order_by("created", "pk"))
     links, links_query = paginate(request, project.private_links.select_related("annotator")
                                   .order_by("-created", "-pk"), ROWS_PER_PAGE, "links_page")
     workers = (Annotator.objects.with_status_in(project)
