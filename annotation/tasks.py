@@ -3,31 +3,36 @@ that beat runs (CELERY_BEAT_SCHEDULE in settings). Each task takes ids and calls
 
 from celery import shared_task
 
+from corpus.time_limits import GRACE, MINUTE
+
 from .services.assignment import release_expired as release_expired_reservations
 from .services.hits import hits_build_run
 from .services.review_tally import review_tally_run
 from .services.topups import topups_run
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
+             time_limit=30 * MINUTE + GRACE)
 def hits_build_task(job_id: int) -> None:
     # Rerunnable: building creates only the HITs that are missing.
     hits_build_run(job_id=job_id)
 
 
-@shared_task(name="annotation.tasks.release_expired")
+@shared_task(name="annotation.tasks.release_expired", soft_time_limit=5 * MINUTE, time_limit=5 * MINUTE + GRACE)
 def release_expired() -> int:
     """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
     return release_expired_reservations()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
+             time_limit=30 * MINUTE + GRACE)
 def review_tally_task(job_id: int) -> None:
     # Rerunnable: a redelivered task tallies the same labels again (a finished job is not rerun).
     review_tally_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=10 * MINUTE,
+             time_limit=10 * MINUTE + GRACE)
 def topups_task(job_id: int) -> None:
     # Rerunnable: a unit gets a top-up only while its HITs promise fewer labels than it needs.
     topups_run(job_id=job_id)

@@ -1,22 +1,25 @@
 from celery import shared_task
 
+from corpus.time_limits import DOCUMENT, GRACE, MINUTE
+
 from .evaluators.runs import evaluator_run_document
 from .runs import assist_run, job_run_document
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=10 * MINUTE,
+             time_limit=10 * MINUTE + GRACE)
 def assist_task(job_id: int) -> None:
     """Start an assist run: queue one task per document."""
     assist_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=DOCUMENT, time_limit=DOCUMENT + GRACE)
 def assist_document_task(job_id: int, document_id: int) -> None:
     # Idempotent: a task redelivered after a worker died only does the work that is still missing.
     job_run_document(job_id, document_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=DOCUMENT, time_limit=DOCUMENT + GRACE)
 def evaluator_document_task(job_id: int, document_id: int) -> None:
     # Idempotent: a summary already scored with the same evaluator, model and inputs is skipped.
     evaluator_run_document(job_id, document_id)

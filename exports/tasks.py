@@ -1,16 +1,19 @@
 from celery import shared_task
 
+from corpus.time_limits import GRACE, HOUR, MINUTE
+
 from .figures import figures_run
 from .runs import export_run
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=HOUR, time_limit=HOUR + GRACE)
 def export_task(job_id: int) -> None:
     # Rerunnable: a redelivered task rewrites the same files from the same labels.
     export_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
+             time_limit=30 * MINUTE + GRACE)
 def analytics_task(job_id: int) -> None:
     # Rerunnable: a redelivered task computes the same figures from the same labels (a finished job is not rerun).
     figures_run(job_id=job_id)

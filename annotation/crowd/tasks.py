@@ -6,11 +6,14 @@ A task takes an id, loads the row and calls the service; the retries with backof
 
 from celery import shared_task
 
+from corpus.time_limits import CALL, GRACE, HOUR
+
 from .outbox import RetryLater
 from .outbox import execute_decision as execute
 
 
-@shared_task(name="annotation.crowd.execute_decision", bind=True, max_retries=7, acks_late=True)
+@shared_task(name="annotation.crowd.execute_decision", bind=True, max_retries=7, acks_late=True,
+             soft_time_limit=CALL, time_limit=CALL + GRACE)
 def execute_decision(self, decision_id: int) -> str:
     try:
         return execute(decision_id)
@@ -18,7 +21,7 @@ def execute_decision(self, decision_id: int) -> str:
         raise self.retry(exc=error, countdown=min(600, 15 * 2 ** self.request.retries)) from error
 
 
-@shared_task(name="annotation.crowd.drain_outbox")
+@shared_task(name="annotation.crowd.drain_outbox", soft_time_limit=CALL, time_limit=CALL + GRACE)
 def drain_outbox() -> int:
     """Queue every pending decision (beat runs this, so a lost message never leaves a decision behind)."""
     from ..models import Decision
@@ -36,7 +39,8 @@ def enqueue(decision) -> None:
     transaction.on_commit(lambda: execute_decision.delay(decision.pk))
 
 
-@shared_task(name="annotation.crowd.publish_hit", bind=True, max_retries=7, acks_late=True)
+@shared_task(name="annotation.crowd.publish_hit", bind=True, max_retries=7, acks_late=True,
+             soft_time_limit=CALL, time_limit=CALL + GRACE)
 def publish_hit(self, crowd_hit_id: int) -> str:
     """Create one HIT of a batch on its provider (publishing.publish_queued_hit); safe to run twice."""
     from .publishing import publish_queued_hit
@@ -47,7 +51,7 @@ def publish_hit(self, crowd_hit_id: int) -> str:
         raise self.retry(exc=error, countdown=min(600, 15 * 2 ** self.request.retries)) from error
 
 
-@shared_task(name="annotation.crowd.drain_publishing")
+@shared_task(name="annotation.crowd.drain_publishing", soft_time_limit=CALL, time_limit=CALL + GRACE)
 def drain_publishing() -> dict:
     """Queue again the HITs and top-up places still pending long after their task was queued (beat runs this, as
     drain_outbox)."""
@@ -57,7 +61,8 @@ def drain_publishing() -> dict:
     return {**publishing_requeue(), "topups": topups_requeue()}
 
 
-@shared_task(name="annotation.crowd.release_topup", bind=True, max_retries=7, acks_late=True)
+@shared_task(name="annotation.crowd.release_topup", bind=True, max_retries=7, acks_late=True,
+             soft_time_limit=CALL, time_limit=CALL + GRACE)
 def release_topup(self, crowd_hit_id: int) -> str:
     """Put one top-up HIT out on its live batch's provider (topups.crowd_hit_release); safe to run twice."""
     from .topups import crowd_hit_release
@@ -68,7 +73,8 @@ def release_topup(self, crowd_hit_id: int) -> str:
         raise self.retry(exc=error, countdown=min(600, 15 * 2 ** self.request.retries)) from error
 
 
-@shared_task(name="annotation.crowd.publish_batch", acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="annotation.crowd.publish_batch", acks_late=True, reject_on_worker_lost=True,
+             soft_time_limit=HOUR, time_limit=HOUR + GRACE)
 def publish_batch(job_id: int) -> None:
     """Publish a task's HITs for the manager's page (publishing.publish_run); with crowd workers this only writes the
     rows and queues one `publish_hit` task per HIT, and the last one finishes the Job. Rerunnable: a HIT is never

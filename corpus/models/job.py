@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import PurePath
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
@@ -114,6 +115,10 @@ class Job(models.Model):
         self.begin()
         try:
             work(self)
+        except SoftTimeLimitExceeded:
+            # The task's soft limit (corpus/time_limits.py): the row says so in words, and the worker moves on.
+            self.fail("Stopped: it ran longer than its time limit allows. Start it again; what it finished is not "
+                      "done twice.")
         except expected as exc:
             self.fail(f"{type(exc).__name__}: {exc}")
         except Exception as exc:
