@@ -1,7 +1,8 @@
 """Serializers shared by the annotator pages and the REST API, so both show exactly the same things.
 
 `UnitDisplaySerializer` is the only way a unit reaches an annotator: the HIT page renders its output and the API
-returns it. It reads the unit's display snapshot only, and leaves out what the HIT's assistance level hides.
+returns it. It reads the unit's display snapshot only, leaves out what the HIT's assistance level hides, and words the
+AI's reason for annotators (annotation.wording.plain_reason: no similarity numbers).
 Answers, wherever they come from (an htmx save, the plain form, the API), are checked by one service function,
 annotation.services.answers.clean_answers.
 """
@@ -11,6 +12,7 @@ import copy
 from rest_framework import serializers
 
 from .models import Label, Task, Unit
+from .wording import plain_reason
 
 
 class BuiltOnce(serializers.ModelSerializer):
@@ -57,6 +59,8 @@ class UnitDisplaySerializer(BuiltOnce):
             data.pop("ai_source")
         if not hit.shows_ai_reason:
             data.pop("ai_reason")
+        else:
+            data["ai_reason"] = plain_reason(data["ai_reason"])
         return data
 
 
