@@ -3,7 +3,7 @@ capability's own (annotation/crowd/tasks.py). With no CELERY_BROKER_URL the brok
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -11,3 +11,10 @@ app = Celery("finegrain")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(["annotation.crowd"])
+
+
+@signals.worker_init.connect
+def share_the_cores(sender, **kwargs) -> None:
+    # Before the pool forks: each child then knows how many siblings share the machine's cores with it when an import
+    # splits its texts in processes of its own (corpus.importing.split_processes).
+    os.environ["FINEGRAIN_WORKER_POOL"] = str(sender.concurrency)

@@ -6,7 +6,6 @@ pre-labeler. Production sets DATABASE_URL, CELERY_BROKER_URL,
 SECRET_KEY, ALLOWED_HOSTS and FINEGRAIN_HTTPS (deploy/env.example lists every variable).
 """
 
-import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -282,8 +281,9 @@ CELERY_BEAT_SCHEDULE = {
 FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
 FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
 # Processes that split an import's texts into sentences (the splitter is pure Python: one core splits ~140,000
-# words a second); 1 splits in the importing process.
-FINEGRAIN_SEGMENT_PROCESSES = envint("FINEGRAIN_SEGMENT_PROCESSES", os.cpu_count() or 1)
+# words a second); 1 splits in the importing process. 0: the machine's cores shared among the processes of the
+# Celery worker that runs the import (corpus.importing.split_processes), so that together they never ask for more.
+FINEGRAIN_SEGMENT_PROCESSES = envint("FINEGRAIN_SEGMENT_PROCESSES", 0)
 
 # --- AI assistance (assist/). The defaults are written once, in assist.config (its modules also run without Django,
 # reading the environment themselves); under Django they read these settings only.

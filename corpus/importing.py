@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -71,6 +72,7 @@ class ImportResult:
     summaries_unchanged: int = 0
     keyfacts_created: int = 0
     rows: int = 0
+    split_processes: int = 1  # what split the texts (split_processes), for the operator
 
     @property
     def changed(self) -> bool:
@@ -383,6 +385,16 @@ def parse(data: bytes, filename: str, project: Project, splitter: Splitter | Non
     return documents, errors
 
 
+def split_processes() -> int:
+    """How many processes split an import's texts: the operator's FINEGRAIN_SEGMENT_PROCESSES, or else the machine's
+    cores shared among the processes of the Celery worker running the import (its pool size, FINEGRAIN_WORKER_POOL,
+    set by config.celery_app before the pool forks); a command, outside a worker, has every core."""
+    if settings.FINEGRAIN_SEGMENT_PROCESSES > 0:
+        return settings.FINEGRAIN_SEGMENT_PROCESSES
+    pool = max(1, int(os.environ.get("FINEGRAIN_WORKER_POOL") or 1))
+    return max(1, (os.cpu_count() or 1) // pool)
+
+
 def import_dataset(*, project: Project, data: bytes, filename: str, progress=None, planned=None) -> ImportResult:
     """Validate the whole file, then write it in one transaction. Raises DatasetError listing every problem.
 
@@ -394,7 +406,8 @@ def import_dataset(*, project: Project, data: bytes, filename: str, progress=Non
 
 
 def _import_dataset(*, project: Project, data: bytes, filename: str, progress, planned) -> ImportResult:
-    with Splitter(settings.FINEGRAIN_SEGMENT_PROCESSES, len(data)) as splitter:
+    processes = split_processes()
+    with Splitter(processes, len(data)) as splitter:
         # Into an empty project every text is new: splitting starts while the file is still being read. Otherwise
         # only what is not stored yet is split, once that is known.
         early = splitter if not project.documents.exists() else None
@@ -406,12 +419,14 @@ def _import_dataset(*, project: Project, data: bytes, filename: str, progress, p
             planned(len(documents))
         segmented = segment_new(documents, stored, progress, splitter)
     try:
-        return write_documents(project, documents, stored, segmented)
+        result = write_documents(project, documents, stored, segmented)
     except IntegrityError:
         # Another import of the same documents committed between our check and our write (the unique
         # constraints caught it); our transaction was rolled back whole.
         raise DatasetError([RowError(0, "", "another import wrote some of these documents at the same time; "
                                             "nothing was imported from this file: run it again")]) from None
+    result.split_processes = processes
+    return result
 
 
 @dataclass

@@ -82,3 +82,60 @@ def test_a_daemonic_process_such_as_a_celery_prefork_child_splits_in_workers_and
         assert splitter.pool._processes  # the texts were split in worker processes
     assert multiprocessing.current_process().daemon
     assert not multiprocessing.active_children()
+
+
+# --- How many processes split: the cores shared among a Celery worker's pool
+
+def test_the_operators_setting_wins(settings, monkeypatch):
+    from corpus.importing import split_processes
+
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 3
+    monkeypatch.setenv("FINEGRAIN_WORKER_POOL", "8")
+    assert split_processes() == 3
+
+
+@pytest.mark.parametrize("pool, cores, expected", [(None, 8, 8), ("1", 8, 8), ("2", 8, 4), ("3", 8, 2), ("4", 2, 1)])
+def test_by_default_a_workers_pool_shares_the_cores(settings, monkeypatch, pool, cores, expected):
+    from corpus import importing
+
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 0
+    if pool is None:
+        monkeypatch.delenv("FINEGRAIN_WORKER_POOL", raising=False)
+    else:
+        monkeypatch.setenv("FINEGRAIN_WORKER_POOL", pool)
+    monkeypatch.setattr(importing.os, "cpu_count", lambda: cores)
+    assert importing.split_processes() == expected
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_imported_by_a_worker_of_two_processes_splits_with_half_the_cores(settings):
+    import os
+    import time
+    from pathlib import Path
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from config.celery_app import app
+    from corpus.models import Job, Project
+    from corpus.uploads import import_start
+    from tests.worker import celery_worker, purge_queues, worker_log
+
+    purge_queues("default", "assist", "crowd")
+    project = Project.objects.create(slug="split-share", name="Split share")
+    data = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl").read_bytes()
+    app.conf.task_always_eager = False  # the real broker and a real worker
+    try:
+        with celery_worker(queues="default", concurrency=2,
+                           env={"FINEGRAIN_SEGMENT_PROCESSES": "0"}) as worker:
+            job = import_start(project=project, upload=SimpleUploadedFile("small.jsonl", data))
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not job.is_finished:
+                assert worker.poll() is None, worker_log(worker)
+                time.sleep(0.5)
+                job.refresh_from_db()
+    finally:
+        app.conf.task_always_eager = True
+    assert job.status == Job.Status.DONE, job.error
+    assert job.result["split_processes"] == max(1, (os.cpu_count() or 1) // 2)
+    assert job.result["documents_created"] == 2
