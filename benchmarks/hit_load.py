@@ -348,12 +348,10 @@ def main() -> None:
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--api", action="store_true", help="the REST API with a token instead of the pages")
     parser.add_argument("--gunicorn-config", metavar="FILE",
-                        help="serve with a gunicorn config file, e.g. deploy/gunicorn.conf.py (worker recycling, "
-                             "preloading) as production does; the options here still set the workers and threads")
+                        help="serve with a gunicorn config file, e.g. deploy/gunicorn.conf.py (worker recycling "
+                             "as production has it); the options here still set the workers and threads")
     parser.add_argument("--max-requests", type=int, help="override the recycling point (0: never recycle)")
     parser.add_argument("--max-requests-jitter", type=int)
-    parser.add_argument("--no-preload", action="store_true",
-                        help="with deploy/gunicorn.conf.py: do not preload the app (GUNICORN_PRELOAD=0)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -379,8 +377,6 @@ def main() -> None:
                "/dev/null"]
     if args.gunicorn_config:
         command += ["--config", str(Path(args.gunicorn_config).resolve())]
-    if args.no_preload:
-        env["GUNICORN_PRELOAD"] = "0"
     if args.max_requests is not None:
         command += ["--max-requests", str(args.max_requests)]
     if args.max_requests_jitter is not None:

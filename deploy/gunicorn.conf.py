@@ -4,7 +4,8 @@
 
 Environment: GUNICORN_BIND (default 127.0.0.1:8000; only nginx may reach it, because the login rate limit trusts
 the X-Real-IP header nginx sets), GUNICORN_WORKERS (default 2 x cores + 1, at most 8), GUNICORN_THREADS (1),
-GUNICORN_TIMEOUT (60 s), LOG_FORMAT (plain or json, as for Django).
+GUNICORN_TIMEOUT (60 s), GUNICORN_MAX_REQUESTS (0: workers are not recycled), LOG_FORMAT (plain or json, as for
+Django).
 """
 
 import multiprocessing
@@ -18,10 +19,12 @@ threads = int(os.environ.get("GUNICORN_THREADS", 1))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", 60))
 graceful_timeout = 30
 keepalive = 5
-# Recycle workers now and then so that a slow leak never becomes an outage; the jitter keeps them from all
-# restarting at once.
-max_requests = 2000
-max_requests_jitter = 200
+# No worker recycling by default: under the load benchmark a worker's memory stays flat (benchmarks/RESULTS.md,
+# "Worker recycling"), while recycling every worker after about the same number of requests left the server
+# answering nothing for 7-11 s, all of them booting at once. An operator who wants it sets GUNICORN_MAX_REQUESTS;
+# the jitter is then half of it, so that the restarts spread out. (No preload_app: HUP must load new code.)
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", 0))
+max_requests_jitter = max_requests // 2
 # The heartbeat file on tmpfs: a container's overlay filesystem can stall it and get healthy workers killed.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 # Nothing here uses gunicornc, and its default socket in $HOME would collide between two instances on one host.
