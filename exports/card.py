@@ -9,7 +9,15 @@ from annotation.models import Task
 from corpus.models import Document, KeyFact, Project, Summary, SummarySentence
 
 from .analytics import Analytics
-from .paper_tables import markdown, paper_tables, redacted_texts, source_lengths
+from .paper_tables import (
+    domain_lengths,
+    escape_markdown,
+    markdown,
+    missing_tables,
+    paper_tables,
+    redacted_texts,
+    source_lengths,
+)
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, AgreementReport
 from .scores import TIE_BREAK
 from .selectors import analysis_labels
@@ -23,7 +31,7 @@ def _num(value, digits: int = 3) -> str:
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(escape_markdown(str(cell)) for cell in row) + " |" for row in rows]
     return lines
 
 
@@ -104,7 +112,7 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
         lines += _table(["summarizer", *map(str, composite.columns)],
                         [[model, *[_num(v, 1) for v in values]] for model, values in
                          zip(composite.index, composite.to_numpy().tolist())])
-    lines += ["", *_paper_table_lines(project, analytics)]
+    lines += ["", *_paper_table_lines(project, analytics, report)]
     rates = analytics.corrections_judgments
     lines += ["", "## AI assistance", "",
               f"Of the AI's error flags, {_num(_pct(rates.ai_error_correction_rate), 1)}% were overruled by "
@@ -117,19 +125,20 @@ def dataset_card(project: Project, analytics: Analytics, report: AgreementReport
     return "\n".join(lines) + "\n"
 
 
-def _paper_table_lines(project: Project, analytics: Analytics) -> list[str]:
-    """The paper's result tables (exports.paper_tables), in its layout and rounding, each under its caption."""
-    tables = paper_tables(analytics, source_lengths(project), redacted_texts(project))
-    listed = [tables["context-scores"]] if "context-scores" in tables else []
-    listed += list(tables.get("domain-table", {}).values())
-    listed += [tables["redaction"]] if "redaction" in tables else []
-    listed += [tables["hallucinated-sources"], tables["error-types-by-summarizer"]]
+def _paper_table_lines(project: Project, analytics: Analytics, report: AgreementReport) -> list[str]:
+    """The paper's result tables (exports.paper_tables), in its layout and rounding, each under its caption, and a
+    line for each the labels do not determine."""
+    tables = paper_tables(analytics, source_lengths(project), redacted_texts(project), report=report,
+                          domains=domain_lengths(project))
+    listed = [table for name, value in tables.items()
+              for table in (value.values() if name == "domain-table" else [value])]
     lines = ["## The paper's result tables", "",
-             "As the UniSumEval paper lays them out and rounds them (percent, one decimal), from the majority labels.",
-             ""]
+             "As the UniSumEval paper lays them out and rounds them (scores in percent with one decimal, agreement "
+             "and correlations with two), from the majority labels.", ""]
     for table in listed:
         lines += [*markdown(table), ""]
-    return lines
+    lines += [f"Not given: {line}" for line in missing_tables(tables)]
+    return [*lines, ""] if missing_tables(tables) else lines
 
 
 def _dawid_skene_lines(summary: dict) -> list[str]:

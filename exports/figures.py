@@ -32,7 +32,17 @@ from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
 from .models import AnalyticsFigures, ReleaseLabels
-from .paper_tables import csv_rows, header_rows, paper_tables, redacted_texts, source_lengths
+from .paper_tables import (
+    RANKED,
+    cell,
+    csv_rows,
+    domain_lengths,
+    header_rows,
+    missing_tables,
+    paper_tables,
+    redacted_texts,
+    source_lengths,
+)
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
@@ -44,8 +54,9 @@ KIND = "analytics"
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 # The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
 # differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels
-# beside all labels, Dawid-Skene beside majority vote. 3: the paper's result tables.
-FORMAT = 3
+# beside all labels, Dawid-Skene beside majority vote. 3: the paper's result tables. 4: tables 2 and 13, figure 3,
+# each table's decimals.
+FORMAT = 4
 
 
 def labels_fingerprint(project: Project) -> str:
@@ -158,8 +169,10 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
             "progress_chart": plots.lines(series) if series else None}
     table = data.table()
     tables = _analytics_tables(data)
-    paper = paper_tables(data, source_lengths(project), redacted_texts(project))
+    paper = paper_tables(data, source_lengths(project), redacted_texts(project), report=report,
+                         domains=domain_lengths(project))
     page["paper_tables"] = _paper_context(paper)
+    page["paper_tables_missing"] = missing_tables(paper)
     tables.update({name: ({key: csv_rows(table) for key, table in value.items()} if name == "domain-table"
                           else csv_rows(value)) for name, value in paper.items()})
     if table is not None:
@@ -251,30 +264,28 @@ def _analytics_tables(data: Analytics) -> dict:
 
 
 def _paper_context(paper: dict) -> list[dict]:
-    """The paper's tables as the page draws them: table 4, tables 14-17, table 5, the hallucinated source texts, the
-    error types per summarizer. Each names its CSV (and, for tables 14-17, the dimension)."""
+    """The paper's tables as the page draws them, in exports.paper_tables.PAPER_TABLES' order. Each names its CSV
+    (and, for tables 14-17, the dimension); figure 3's ranks are drawn too."""
     listed = []
-    if "context-scores" in paper:
-        listed.append(("context-scores", "", paper["context-scores"]))
-    for dimension, table in paper.get("domain-table", {}).items():
-        listed.append(("domain-table", dimension, table))
-    if "redaction" in paper:
-        listed.append(("redaction", "", paper["redaction"]))
-    listed += [("hallucinated-sources", "", paper["hallucinated-sources"]),
-               ("error-types-by-summarizer", "", paper["error-types-by-summarizer"])]
+    for name, value in paper.items():
+        if name == "domain-table":
+            listed += [(name, dimension, table) for dimension, table in value.items()]
+        else:
+            listed.append((name, "", value))
     return [{"csv": name, "dimension": dimension, "caption": table["caption"], "note": table["note"],
              "head": header_rows(table),
              "rows": [{"total": index >= len(table["rows"]) - table["total"],
-                       "cells": [{"text": _paper_cell(value), "num": position > 0}
-                                 for position, value in enumerate(row)]}
-                      for index, row in enumerate(table["rows"])]}
+                       "cells": [{"text": cell(value, digits), "num": position >= table["labels"]}
+                                 for position, (value, digits) in enumerate(zip(row, table["decimals"]))]}
+                      for index, row in enumerate(table["rows"])],
+             "chart": _rank_chart(table) if name == "summarizer-ranks" else None}
             for name, dimension, table in listed]
 
 
-def _paper_cell(value) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
+def _rank_chart(table: dict) -> dict:
+    """Figure 3 drawn: the summarizers down, the dimensions across, each cell its rank, darker for better."""
+    return plots.rank_grid([str(row[0]) for row in table["rows"]], list(RANKED.values()),
+                           [row[1:] for row in table["rows"]])
 
 
 def _rates(rates) -> dict:

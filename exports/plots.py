@@ -170,3 +170,27 @@ def roc_curves(curves: dict[str, list[tuple[float, float]]], *, size: int = 260,
             "label_x": left - 6, "axis_title_y": bottom + 30, "mid_x": left + size / 2, "mid_y": top + size / 2,
             "y_title_x": 12,
             "legend_x": left + size + 24, "legend_tx": left + size + 40}
+
+
+def rank_grid(rows: list[str], columns: list[str], ranks: list[list], *, cell_w: int = 112, cell_h: int = 30,
+              label_w: int = 150, header_h: int = 40) -> dict:
+    """A heatmap's shape for ranks (1 = best): the best cell darkest, the worst lightest, each labelled with its
+    rank; a missing rank gets class heat-none."""
+    worst = max(len(rows), 1)
+    cells = []
+    for r, row in enumerate(ranks):
+        for c, rank in enumerate(row):
+            step = None if rank is None else round((worst - rank) / max(worst - 1, 1) * (HEAT_STEPS - 1))
+            cells.append({"x": label_w + c * cell_w, "y": header_h + r * cell_h, "w": cell_w - 2, "h": cell_h - 2,
+                          "tx": label_w + c * cell_w + cell_w / 2 - 1, "ty": header_h + r * cell_h + cell_h / 2 + 4,
+                          "cls": "heat-none" if step is None else f"heat-{step}",
+                          "dark": step is not None and step >= 6, "text": "—" if rank is None else str(rank),
+                          "title": f"{rows[r]}: " + ("no rank" if rank is None else f"rank {rank} of {worst}")
+                                   + f" in {columns[c].lower()}"})
+    return {
+        "width": label_w + len(columns) * cell_w + 4, "height": header_h + len(rows) * cell_h + 4, "cells": cells,
+        "row_labels": [{"text": name, "x": label_w - 8, "y": header_h + r * cell_h + cell_h / 2 + 4}
+                       for r, name in enumerate(rows)],
+        "column_labels": [{"text": name, "x": label_w + c * cell_w + cell_w / 2, "y": header_h - 10}
+                          for c, name in enumerate(columns)],
+    }
