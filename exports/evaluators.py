@@ -14,7 +14,7 @@ import csv
 import dataclasses
 import io
 import math
-import re
+import unicodedata
 
 from django.db import transaction
 
@@ -39,7 +39,6 @@ from .evaluator_benchmark import (
 
 DIMENSIONS = ("faithfulness", "completeness", "conciseness", "composite")
 KEYS = ("uid", "model")
-EVALUATOR_NAME = re.compile(r"[A-Za-z0-9._:+@-]{1,100}")
 
 
 def _rows(text: str, fmt: str, errors: list[RowError]):
@@ -114,21 +113,30 @@ def parse_scores(project: Project, data: bytes, filename: str) -> dict[int, dict
     return parsed
 
 
+def evaluator_name(name: str) -> str:
+    """The name as written, trimmed: spaces and punctuation are kept ("G-Eval (GPT-4)", as the UniSumEval release
+    names its evaluators), since every page escapes it and every CSV neutralises it. Refused: an empty name, one
+    over the column's length, and control characters (a line break would split a CSV row or a Markdown table's)."""
+    name = name.strip()
+    if not name:
+        raise DatasetError([RowError(0, "", "the evaluator needs a name")])
+    limit = EvaluatorScore._meta.get_field("evaluator").max_length
+    if len(name) > limit:
+        raise DatasetError([RowError(0, "", f"the evaluator's name is {len(name):,} characters; the limit is {limit}")])
+    if problem := unstorable(name):
+        raise DatasetError([RowError(0, "", f"the evaluator's name {problem}")])
+    for position, character in enumerate(name, 1):
+        if unicodedata.category(character).startswith("C"):
+            raise DatasetError([RowError(0, "", f"the evaluator's name holds a control character "
+                                                f"(U+{ord(character):04X}) at character {position}; write it on one "
+                                                "line, with printable characters only")])
+    return name
+
+
 @transaction.atomic
 def import_evaluator_scores(*, project: Project, evaluator: str, data: bytes, filename: str) -> int:
     """Validate the whole file, then store it; returns the number of summaries scored."""
-    evaluator = evaluator.strip()
-    if not evaluator:
-        raise DatasetError([RowError(0, "", "the evaluator needs a name")])
-    limit = EvaluatorScore._meta.get_field("evaluator").max_length
-    if len(evaluator) > limit:
-        raise DatasetError([RowError(0, "", f"the evaluator's name is {len(evaluator):,} characters; "
-                                            f"the limit is {limit}")])
-    if problem := unstorable(evaluator):
-        raise DatasetError([RowError(0, "", f"the evaluator's name {problem}")])
-    if not EVALUATOR_NAME.fullmatch(evaluator):
-        raise DatasetError([RowError(0, "", f"the evaluator's name {evaluator!r} may hold only letters, digits "
-                                            "and . _ - + : @ (it names the evaluator's CSV download)")])
+    evaluator = evaluator_name(evaluator)
     if evaluator.lower() in BUILT_IN:
         raise DatasetError([RowError(0, "", f"{evaluator!r} is a built-in evaluator: run it (run_evaluator), or "
                                             "import these scores under another name")])

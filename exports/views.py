@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -122,7 +123,8 @@ def table_csv(request, slug, table):
     buffer = io.StringIO()
     write_rows(buffer, rows, table_columns(table))
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    # An evaluator's name is kept as written: quotes, slashes and letters beyond ASCII must not break the header.
+    response["Content-Disposition"] = content_disposition_header(True, f"{project.slug}-{table}.csv".replace("/", "-"))
     return response
 
 
@@ -141,7 +143,7 @@ def evaluator_upload(request, slug):
             messages.error(request, f"{upload.name}: {error}")
         messages.error(request, f"Nothing imported: {len(exc.errors)} problem(s).")
     else:
-        messages.success(request, f"Imported {name!r} scores for {count} summaries.")
+        messages.success(request, f"Imported the scores of {name} for {count} summaries.")
     return redirect(reverse("exports_analytics", args=[project.slug]) + "#evaluators")
 
 

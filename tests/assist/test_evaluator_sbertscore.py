@@ -175,9 +175,8 @@ def test_scores_cannot_be_imported_under_a_built_in_or_unusable_evaluator_name(i
     data = b"uid,model,faithfulness\nt-news-1,m-good,0.5\n"
     with pytest.raises(DatasetError, match="built-in evaluator"):
         import_evaluator_scores(project=imported, evaluator="sbertscore", data=data, filename="s.csv")
-    for name in ("gpt-4/judge", "two words"):
-        with pytest.raises(DatasetError, match="may hold only letters, digits and"):
-            import_evaluator_scores(project=imported, evaluator=name, data=data, filename="s.csv")
+    with pytest.raises(DatasetError, match="holds a control character"):
+        import_evaluator_scores(project=imported, evaluator="two\nlines", data=data, filename="s.csv")
     with pytest.raises(DatasetError, match="is 101 characters; the limit is 100"):
         import_evaluator_scores(project=imported, evaluator="x" * 101, data=data, filename="s.csv")
     with pytest.raises(DatasetError, match="contains a NUL character"):
