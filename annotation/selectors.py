@@ -217,10 +217,6 @@ def started_hits(hits):
     return hits.filter(Exists(active) | Exists(answered))
 
 
-# HIT ids per query when labels must be counted (well under SQLite's limit of parameters per statement).
-PARTIAL_HITS_PER_QUERY = 2000
-
-
 def task_progress(project: Project) -> list[dict]:
     """One entry per task: its per-domain rows and a total row, each with unit and HIT counts.
 
@@ -249,23 +245,21 @@ def task_progress(project: Project) -> list[dict]:
     rows: dict[str, dict[str, dict]] = defaultdict(dict)
     for task, domain, *counts in _per_task_and_domain(hits, per_hit, needed):
         rows[task][domain] = dict(zip(PROGRESS_COUNTS, counts))
-    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels.
-    # None unless labels were restored from an export (the index "assignment_partly_labelled" says so at once).
+    # HITs with N counted submissions of which fewer than N labelled every unit: their units with N counted labels,
+    # counted per task and domain in one query. None unless labels were restored from an export (the index
+    # "assignment_partly_labelled" says so at once).
     if Assignment.objects.filter(counted, labelled_every_unit=False, hit__project=project).exists():
-        partial = {pk: (needed + extra, rows[task][domain]) for pk, task, domain, extra in (
-            Hit.objects.filter(project=project).alias(counted_count=count_of(Assignment.objects.counted(), "hit"),
-                                                      complete_count=count_of(Assignment.objects.counted().filter(
-                                                          labelled_every_unit=True), "hit"))
-            .filter(counted_count__gte=needed + F("extra_places"), complete_count__lt=needed + F("extra_places"))
-            .values_list("pk", "task", "document__domain", "extra_places"))}
-        ids = list(partial)
-        for start in range(0, len(ids), PARTIAL_HITS_PER_QUERY):
-            for hit_id, n in (Label.objects.filter(counted_submission_q("assignment__"),
-                                                   unit__hit__in=ids[start:start + PARTIAL_HITS_PER_QUERY])
-                              .order_by().values("unit", "unit__hit").annotate(n=Count("pk"))
-                              .values_list("unit__hit", "n")):
-                places, entry = partial[hit_id]
-                entry["units_done"] += int(n >= places)
+        partial = (Hit.objects.filter(project=project)
+                   .alias(counted_count=count_of(Assignment.objects.counted(), "hit"),
+                          complete_count=count_of(Assignment.objects.counted().filter(labelled_every_unit=True),
+                                                  "hit"))
+                   .filter(counted_count__gte=needed + F("extra_places"),
+                           complete_count__lt=needed + F("extra_places")))
+        labels = count_of(Label.objects.filter(counted_submission_q("assignment__")), "unit")
+        for task, domain, n in (Unit.objects.filter(hit__in=partial.values("pk")).alias(counted_labels=labels)
+                                .filter(counted_labels__gte=needed + F("hit__extra_places")).order_by()
+                                .values_list("hit__task", "hit__document__domain").annotate(n=Count("pk"))):
+            rows[task][domain]["units_done"] += n
     return progress_entries(rows, needed)
 
 

@@ -112,3 +112,54 @@ def test_each_batch_row_counts_its_own_claims_decisions_and_pay(client, project,
         {name: str(row[name]) for name in figures} for row in expected]
     # Nothing of the batches is paid twice over: the page's total is the ledger's.
     assert "total 1.59 USD" in client.get(reverse("crowd_manage", args=[project.slug])).content.decode()
+
+
+# The pages a manager keeps open while people work, with the queries each makes (the htmx fragments as polled).
+POLLED = {
+    "crowd page": 15,
+    "progress page": 6,
+    "progress fragment": 5,
+    "a job's fragment": 4,
+    "the assist card": 10,
+    "quality numbers' state": 11,
+    "review list's state": 14,
+    "analytics figures' state": 18,
+}
+
+
+def polled_counts(client, project) -> dict[str, int]:
+    slug, htmx = project.slug, {"HTTP_HX_REQUEST": "true"}
+    job = project.jobs.filter(kind=Job.Kind.PUBLISH).first()
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)  # still followed
+    return {
+        "crowd page": queries_of(client, reverse("crowd_manage", args=[slug])),
+        "progress page": queries_of(client, reverse("progress", args=[slug])),
+        "progress fragment": queries_of(client, reverse("progress", args=[slug]), **htmx),
+        "a job's fragment": queries_of(client, reverse("job_status", args=[slug, job.pk]), **htmx),
+        "the assist card": queries_of(client, reverse("project_detail", args=[slug]) + "?part=assist", **htmx),
+        "quality numbers' state": queries_of(client, reverse("quality_numbers_status", args=[slug]), **htmx),
+        "review list's state": queries_of(client, reverse("review_status", args=[slug]) + "?listed=1", **htmx),
+        "analytics figures' state": queries_of(client, reverse("exports_analytics_status", args=[slug]), **htmx),
+    }
+
+
+@pytest.mark.queued_quality
+@pytest.mark.queued_review
+@pytest.mark.queued_analytics
+@pytest.mark.parametrize("batches", [SMALL, LARGE])
+def test_every_polled_page_makes_as_many_queries_for_one_batch_as_for_six(client, project, manager, batches):
+    crowd_work(project, batches)
+    build_hits(project, "kv")
+    client.force_login(manager)
+    assert polled_counts(client, project) == POLLED
+
+
+@pytest.mark.parametrize("batches", [SMALL, LARGE])
+def test_the_progress_of_restored_labels_takes_one_query_more_for_few_hits_as_for_many(client, project, manager,
+                                                                                          batches):
+    """Submissions restored from an export did not label every unit: their units' labels are counted, by the
+    database, in one query whatever the number of HITs (after the one that finds there are any)."""
+    crowd_work(project, batches)
+    Assignment.objects.filter(hit__project=project).update(labelled_every_unit=False)
+    client.force_login(manager)
+    assert queries_of(client, reverse("progress", args=[project.slug]), HTTP_HX_REQUEST="true") == POLLED["progress fragment"] + 1
