@@ -11,12 +11,18 @@ each unit where the two disagree adding 1 to o_01 and 1 to o_10.
 
 Avg. IAA, the mean over the domains: (0.5333 + 1 + 0.5714) / 3 = 0.7016. Pooled over the 13 units: n 26, n_1 10,
 n_0 16, 2 splits: 1 - 25 * 4 / 320 = 0.6875.
+
+Key-fact validation, in news only (True = useful), Gwet's AC1 for two raters: a T T T F, b T T T T. Observed
+agreement 3/4; the share of "useful" over both raters pi = 7/8, chance agreement 2 pi (1 - pi) = 14/64; AC1 =
+(3/4 - 14/64) / (1 - 14/64) = 0.68, the same pooled and as the mean (one domain).
 """
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from corpus.models import Document
+from annotation.models import Annotator, Assignment, Hit, Label, Task, Unit
+from corpus.models import Document, KeyFact
 from exports.analytics import project_analytics
 from exports.card import dataset_card
 from exports.figures import figures_compute, table_from
@@ -36,6 +42,18 @@ def rated(project):
         hit, units = fv_units(project, len(first), domain=domain)
         annotate(hit, units, first, name="a")
         annotate(hit, units, second, name="b")
+    news = Document.objects.get(project=project, domain="news")
+    hit = Hit.objects.create(project=project, task=Task.KEYFACT_VALIDATION, document=news, position=3)
+    units = [Unit.objects.create(hit=hit, task=Task.KEYFACT_VALIDATION, position=index, text=f"Fact {index}.",
+                                 keyfact=KeyFact.objects.create(document=news, index=index, text=f"Fact {index}.",
+                                                                origin=KeyFact.Origin.GENERATED))
+             for index in range(4)]
+    for name, useful in {"a": [True, True, True, False], "b": [True, True, True, True]}.items():
+        annotator = Annotator.objects.get(external_id=name)
+        assignment = Assignment.objects.create(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED,
+                                               expires_at=timezone.now(), submitted_at=timezone.now())
+        Label.objects.bulk_create([Label(assignment=assignment, unit=unit, annotator=annotator, useful=answer)
+                                   for unit, answer in zip(units, useful)])
     Document.objects.filter(project=project, domain="meeting").update(input_type="dialogue")
     Document.objects.filter(project=project, domain="report").update(word_count=5000)
     return project
@@ -47,7 +65,8 @@ def test_table_2_gives_each_domain_under_short_or_long_and_the_mean(rated):
     assert list(rows[0]) == ["Evaluation dim.", "Annotation task", "Granularity", "Short news", "Short meeting",
                              "Long report", "Avg. IAA"]
     assert [list(row.values()) for row in rows] == [
-        ["Faithfulness", "Fact verification", "Sentence level", 0.53, 1.0, 0.57, 0.7]]
+        ["Faithfulness", "Fact verification", "Sentence level", 0.53, 1.0, 0.57, 0.7],
+        ["Completeness & conciseness", "Key-fact validation", "Key-fact level", 0.68, None, None, 0.68]]
     table = next(table for table in figures["page"]["paper_tables"] if table["csv"] == "agreement-by-domain")
     assert [cell["text"] for cell in table["rows"][0]["cells"]] == [
         "Faithfulness", "Fact verification", "Sentence level", "0.53", "1.00", "0.57", "0.70"]
@@ -56,7 +75,8 @@ def test_table_2_gives_each_domain_under_short_or_long_and_the_mean(rated):
         ["", "Short", "Long", ""], ["Evaluation dim.", "Annotation task", "Granularity", "news", "meeting", "report",
                                     "Avg. IAA"]]
     assert table["head"][0][1]["span"] == 2
-    assert "Pooled over all units instead: fact verification 0.69." in table["note"]
+    assert [cell["text"] for cell in table["rows"][1]["cells"]][3:] == ["0.68", "—", "—", "0.68"]
+    assert "Pooled over all units instead: fact verification 0.69; key-fact validation 0.68." in table["note"]
     assert "report long (5,000 words)" in table["note"]
     assert "Table 2" not in " ".join(figures["page"]["paper_tables_missing"])
 
@@ -69,12 +89,14 @@ def test_table_2_on_the_page_in_its_csv_and_in_the_card(client, rated, manager):
     text = client.get(reverse("exports_table_csv", args=[rated.slug, "agreement-by-domain"])).content.decode()
     assert text.splitlines() == [
         '"Evaluation dim.","Annotation task","Granularity","Short news","Short meeting","Long report","Avg. IAA"',
-        '"Faithfulness","Fact verification","Sentence level",0.53,1.0,0.57,0.7']
+        '"Faithfulness","Fact verification","Sentence level",0.53,1.0,0.57,0.7',
+        '"Completeness & conciseness","Key-fact validation","Key-fact level",0.68,"","",0.68']
     card = dataset_card(rated, project_analytics(rated), agreement_report(rated, n_boot=10), 3)
     section = card.split("## The paper's result tables", 1)[1]
     assert ("| Evaluation dim. | Annotation task | Granularity | Short news | Short meeting | Long report | Avg. IAA |"
             in section)
     assert "| Faithfulness | Fact verification | Sentence level | 0.53 | 1.00 | 0.57 | 0.70 |" in section
+    assert "| Completeness & conciseness | Key-fact validation | Key-fact level | 0.68 | — | — | 0.68 |" in section
     assert section.index("Table 2:") < section.index("hallucinates")
 
 
