@@ -243,7 +243,7 @@ class PrivateLinkForm(forms.Form):
     def clean_days(self):
         days, longest = self.cleaned_data["days"], settings.FINEGRAIN_LINK_MAX_AGE_DAYS
         if days is not None and days > longest:
-            raise forms.ValidationError(f"A link lives at most {longest} days (FINEGRAIN_LINK_MAX_AGE_DAYS).")
+            raise forms.ValidationError(f"A link lives at most {longest} days on this site.")
         return days
 
 

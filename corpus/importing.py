@@ -105,7 +105,7 @@ def guess_format(filename: str) -> str:
         return "jsonl"
     if name.endswith(".csv"):
         return "csv"
-    raise DatasetError([RowError(0, "", f"cannot tell the format of {filename!r}: use a .jsonl or .csv file")])
+    raise DatasetError([RowError(0, "", f"cannot tell the format of '{filename}': use a .jsonl or .csv file")])
 
 
 # Python's JSON parser recurses once per level and gives up near a thousand; no row of a dataset nests at all.
@@ -219,8 +219,8 @@ def check_row(row: Row, max_chars: int, *, storable: bool = False) -> list[RowEr
         value = values.get(name)
         if isinstance(value, str) and len(value) > max_chars:
             errors.append(
-                RowError(row.line, name, f"is {len(value):,} characters; the limit is {max_chars:,} "
-                         "(setting FINEGRAIN_MAX_TEXT_CHARS)")
+                RowError(row.line, name, f"is {len(value):,} characters; this site's limit is {max_chars:,} "
+                         "(its operators can raise it)")
             )
     return errors
 
@@ -279,10 +279,10 @@ def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict
             for name in DOCUMENT_FIELDS:
                 if planned.values[name] != values[name]:
                     errors.append(RowError(row.line, name, f"differs from line {planned.first_line} for the "
-                                                           f"same uid {values['uid']!r}"))
+                                                           f"same uid '{values['uid']}'"))
         model = values["model"]
         if model in planned.summaries:
-            errors.append(RowError(row.line, "model", f"duplicate row: uid {values['uid']!r} and model {model!r} "
+            errors.append(RowError(row.line, "model", f"duplicate row: uid '{values['uid']}' and model '{model}' "
                                                       f"already appear on line {planned.summaries[model][0]}"))
         else:
             planned.summaries[model] = (row.line, values["summary"], values.get("sentences"))
@@ -291,7 +291,7 @@ def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict
                 if getattr(planned, name) is None:
                     setattr(planned, name, values[name])
                 elif getattr(planned, name) != values[name]:
-                    errors.append(RowError(row.line, name, f"differs from an earlier row of uid {values['uid']!r}"))
+                    errors.append(RowError(row.line, name, f"differs from an earlier row of uid '{values['uid']}'"))
     return documents
 
 
@@ -330,21 +330,21 @@ def compare_with_stored(documents: dict[str, PlannedDocument], project: Project,
         for name in DOCUMENT_FIELDS:
             stored_value = document.text if name == "document" else getattr(document, name)
             if stored_value != planned.values[name]:
-                errors.append(RowError(planned.first_line, name, f"conflicts with the stored document {uid!r} "
+                errors.append(RowError(planned.first_line, name, f"conflicts with the stored document '{uid}' "
                                                                  "(a re-import must not change stored data)"))
         for model, (line, text, sentences) in planned.summaries.items():
             summary = summaries.get((document.pk, model))
             if summary is None:
                 continue
             if summary.text != text:
-                errors.append(RowError(line, "summary", f"conflicts with the stored summary of {uid!r} by {model!r}"))
+                errors.append(RowError(line, "summary", f"conflicts with the stored summary of '{uid}' by '{model}'"))
             elif sentences is not None and sentence_texts.get(summary.pk, []) != sentences:
-                errors.append(RowError(line, "sentences", f"differ from the stored sentences of {uid!r} by {model!r}"))
+                errors.append(RowError(line, "sentences", f"differ from the stored sentences of '{uid}' by '{model}'"))
         existing = keyfacts.get(document.pk)
         wanted = planned_keyfacts(planned)
         if existing and wanted and [fact[0] for fact in existing[: len(wanted)]] != [fact[0] for fact in wanted]:
             errors.append(RowError(planned.first_line, "pred_keyfact", f"key-facts conflict with those stored "
-                                                                      f"for {uid!r}"))
+                                                                      f"for '{uid}'"))
     return {"documents": stored, "summaries": summaries, "keyfacts": keyfacts}
 
 

@@ -121,7 +121,7 @@ def create_account(*, project: Project, username: str, role: str, actor) -> tupl
             _record(project, actor, MembershipEvent.Action.ACCOUNT_CREATED, username,
                     f"as {membership.get_role_display().lower()}")
     except IntegrityError:
-        raise PeopleError(f"The username {username!r} is taken; invite that person instead, or choose another "
+        raise PeopleError(f"The username '{username}' is taken; invite that person instead, or choose another "
                           "name.") from None
     return membership, password
 
@@ -182,7 +182,8 @@ def _keep_a_manager(membership: Membership) -> None:
 
 def _check_role(role: str) -> None:
     if role not in Membership.Role.values:
-        raise PeopleError(f"Unknown role {role!r}: use one of {', '.join(Membership.Role.values)}.")
+        labels = [label.lower() for label in Membership.Role.labels]
+        raise PeopleError(f"Choose a role: {', '.join(labels[:-1])} or {labels[-1]}.")
 
 
 def _record(project: Project, actor, action: str, subject: str, detail: str) -> None:

@@ -79,7 +79,8 @@ class ProlificProvider(CrowdProvider):
         # A participant group lives in a workspace: POST /api/v1/participant-groups/ takes name and workspace_id (or
         # organisation_id), not a project (docs.prolific.com, "Create a new participant group within a workspace").
         if not settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID:
-            raise ProviderError("FINEGRAIN_PROLIFIC_WORKSPACE_ID is not set: the blocklist group needs a workspace.",
+            raise ProviderError("This site has no Prolific workspace yet (the blocklist of the study's workers "
+                                "lives in one): the site's operators name it (operations guide).",
                                 code="configuration")
         return self._resource(f"blocklist:{project.slug}", lambda: self.call(
             "POST", "/api/v1/participant-groups/", {

@@ -149,11 +149,14 @@ def plan_publish(*, project: Project, task: str, provider: str, sandbox: bool = 
         plan.problems.append(f"{Provider(provider).label} has no sandbox (only MTurk has one): what is published "
                              "there is real. Leave the sandbox option out; the dry run sends nothing.")
     if provider == "mturk" and not plan.entry_url.startswith("https://"):
-        plan.problems.append(f"MTurk shows HITs only from HTTPS URLs; SITE_URL is {settings.SITE_URL!r}.")
+        plan.problems.append(f"MTurk shows HITs only from HTTPS addresses, and this site's address is "
+                             f"{settings.SITE_URL}: the site's operators set its public address (operations guide).")
     if provider == "prolific" and not settings.FINEGRAIN_PROLIFIC_TOKEN:
-        plan.problems.append("FINEGRAIN_PROLIFIC_TOKEN is not set.")
+        plan.problems.append("This site has no Prolific account yet: the site's operators give it the account's API "
+                             "token (operations guide).")
     if provider == "prolific" and not settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID:
-        plan.problems.append("FINEGRAIN_PROLIFIC_WORKSPACE_ID is not set (the blocklist group lives in a workspace).")
+        plan.problems.append("This site has no Prolific workspace yet (the blocklist of the study's workers lives in "
+                             "one): the site's operators name it (operations guide).")
     return plan
 
 

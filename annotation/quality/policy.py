@@ -203,7 +203,8 @@ def annotator_set_status(*, annotator: Annotator, project: Project, status: str,
     or block, or the old failures would block them again at their next submission.
     """
     if status not in Annotator.Status.values:
-        raise OverrideRefused(f"Unknown status {status!r}.")
+        labels = [label.lower() for label in Annotator.Status.labels]
+        raise OverrideRefused(f"Choose a status: {', '.join(labels[:-1])} or {labels[-1]}.")
     reason = (reason or "").strip()
     if len(reason) > 2000:
         raise OverrideRefused("The reason is too long (2,000 characters at most).")

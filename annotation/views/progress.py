@@ -55,7 +55,8 @@ def hits_build(request, slug):
     project = get_managed_project(request.user, slug)
     task = request.POST.get("task", "")
     if task not in (*Task.values, "all"):
-        error = (f"Choose a task to build HITs for: {', '.join(Task.values)} (got {task!r}), or all three. "
+        labels = [label.lower() for label in Task.labels]
+        error = (f"Choose a task to build HITs for: {', '.join(labels[:-1])} or {labels[-1]}, or all three. "
                  "Nothing was built.")
         return render(request, "annotation/progress/progress.html", {**_page_context(project),
                                                                      "build_error": error}, status=400)

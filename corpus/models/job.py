@@ -120,9 +120,13 @@ class Job(models.Model):
             self.fail("Stopped: it ran longer than its time limit allows. Start it again; what it finished is not "
                       "done twice.")
         except expected as exc:
-            self.fail(f"{type(exc).__name__}: {exc}")
-        except Exception as exc:
-            self.fail(f"{type(exc).__name__}: {exc}")
+            # Expected errors are worded for the manager; the class name is Python's, not theirs.
+            self.fail(str(exc) or "It failed without saying why. Start it again; what it finished is not done twice.")
+        except Exception:
+            # An unexpected error's text is Python's (a KeyError reads "'uid'"): the page says what happened and
+            # the worker's log keeps the error for the site's operators.
+            self.fail("It stopped on an unexpected error, kept in the worker's log for the site's operators. Start "
+                      "it again; what it finished is not done twice.")
             raise
 
     def begin(self, total: int | None = None) -> None:

@@ -204,7 +204,8 @@ def test_rows_are_separated_by_line_feeds_alone(tmp_path):
 def test_oversized_texts_are_refused(tmp_path, settings):
     settings.FINEGRAIN_MAX_TEXT_CHARS = 100
     errors = import_errors(SMALL_JSONL)
-    assert errors[0] == "line 1, field 'document': is 156 characters; the limit is 100 (setting FINEGRAIN_MAX_TEXT_CHARS)"
+    assert errors[0] == ("line 1, field 'document': is 156 characters; this site's limit is 100 (its operators can "
+                         "raise it)")
     assert len(errors) == 4
 
 

@@ -237,7 +237,8 @@ def test_messages_name_the_study_they_are_about(corpus, prolific):
 def test_publishing_needs_the_workspace_of_the_blocklist(corpus, settings):
     settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID = ""
     plan = plan_publish(project=corpus, task="fv", provider="prolific")
-    assert any("FINEGRAIN_PROLIFIC_WORKSPACE_ID" in problem for problem in plan.problems)
+    assert any("no Prolific workspace yet" in problem for problem in plan.problems)
+    assert not any("FINEGRAIN_" in problem for problem in plan.problems)  # The page names no environment variable.
     with pytest.raises(ValueError):
         publish(plan=plan, provider=ProlificProvider())
 

@@ -199,7 +199,7 @@ def test_a_malformed_decision_is_refused_with_the_reason_and_nothing_is_recorded
     ({"task": "xx"}, "Choose the task the link opens."),
     ({"days": "0"}, "A link lives at least 1 day."),
     ({"days": "1e3"}, "Give the link&#x27;s life as a whole number of days."),
-    ({"days": "99999999999999999999"}, "A link lives at most 30 days (FINEGRAIN_LINK_MAX_AGE_DAYS)."),
+    ({"days": "99999999999999999999"}, "A link lives at most 30 days on this site."),
 ])
 def test_a_malformed_link_is_refused_with_the_reason_and_nothing_is_saved(corpus, manager, client, settings, form,
                                                                           message):

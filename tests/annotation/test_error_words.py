@@ -1,0 +1,64 @@
+"""Error messages speak the user's words: no Python class names or reprs, no environment variable names, no codes."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation.crowd.publishing import plan_publish
+from corpus.importing import DatasetError, import_dataset
+from corpus.models import Job
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_job_that_breaks_unexpectedly_says_so_in_words_and_keeps_python_for_the_log(project):
+    job = Job.objects.create(project=project, kind=Job.Kind.EXPORT)
+
+    def broken(job):
+        {}["uid"]
+
+    with pytest.raises(KeyError):
+        job.run(broken)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.error == ("It stopped on an unexpected error, kept in the worker's log for the site's operators. "
+                         "Start it again; what it finished is not done twice.")
+
+
+def test_an_expected_error_reads_as_its_message_without_the_class_name(project):
+    job = Job.objects.create(project=project, kind=Job.Kind.EXPORT)
+
+    def full(job):
+        raise ValueError("The export folder is full.")
+
+    job.run(full, expected=(ValueError,))
+    job.refresh_from_db()
+    assert job.error == "The export folder is full."
+
+
+def test_import_errors_quote_values_as_written_never_as_python_reprs(project):
+    row = {"uid": "O'Neil-1", "doc_id": "O'Neil-1", "source": "S", "domain": "news", "input_type": "non-dialogue",
+           "model": "m", "document": "One sentence here.", "summary": "One sentence."}
+    data = "\n".join(json.dumps(r) for r in (row, row)).encode()
+    with pytest.raises(DatasetError) as refused:
+        import_dataset(project=project, data=data, filename="rows.jsonl")
+    assert [str(error) for error in refused.value.errors] == [
+        "line 2, field 'model': duplicate row: uid 'O'Neil-1' and model 'm' already appear on line 1"]
+    with pytest.raises(DatasetError) as refused:
+        import_dataset(project=project, data=data, filename="Anna's rows.txt")
+    assert "cannot tell the format of 'Anna's rows.txt'" in str(refused.value.errors[0])
+
+
+def test_building_hits_for_an_unknown_task_names_the_tasks_in_words(client, project, manager):
+    client.force_login(manager)
+    html = client.post(reverse("hits_build", args=[project.slug]), {"task": "xx"}).content.decode()
+    assert "fact verification, key-fact validation or key-fact alignment, or all three" in html
+    assert "fv, kv" not in html and "xx" not in html
+
+
+def test_publishing_on_an_unconfigured_prolific_names_no_environment_variable(settings, project):
+    settings.FINEGRAIN_PROLIFIC_TOKEN = settings.FINEGRAIN_PROLIFIC_WORKSPACE_ID = ""
+    problems = plan_publish(project=project, task="fv", provider="prolific").problems
+    assert "This site has no Prolific account yet" in " ".join(problems)
+    assert not any("FINEGRAIN_" in problem or "_ID" in problem for problem in problems)
