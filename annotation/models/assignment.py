@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from .annotator import Annotator
-from .work import Hit, Unit
+from .work import ErrorType, Hit, Unit
 
 
 def passing_q(prefix: str = "") -> models.Q:
@@ -167,6 +167,12 @@ class Label(models.Model):
         if "has_error" not in missing and self.has_error and not self.error_types:
             missing.append("error_types")
         return missing
+
+    @property
+    def error_type_names(self) -> str:
+        """The error types in words ("entity error, relation error"), as the annotator chose them on the page."""
+        return ", ".join(ErrorType(value).label.lower() if value in ErrorType.values else value
+                         for value in self.error_types)
 
 
 class ItemFlag(models.Model):

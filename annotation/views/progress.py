@@ -120,7 +120,7 @@ def _label_text(label, task: str) -> str:
 
     if task == Task.FACT_VERIFICATION:
         text = "no error" if label.has_error is False else (
-            "error: " + ", ".join(label.error_types) if label.has_error else "—")
+            f"error: {label.error_type_names}" if label.has_error else "—")
         if label.ai_right is not None:
             text += f" · AI {'right' if label.ai_right else 'wrong'}"
         return text

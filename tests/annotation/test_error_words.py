@@ -8,6 +8,7 @@ from django.urls import reverse
 from annotation.crowd.publishing import plan_publish
 from corpus.importing import DatasetError, import_dataset
 from corpus.models import Job
+from tests.work import annotator_for, work_through
 
 pytestmark = pytest.mark.django_db
 
@@ -62,3 +63,13 @@ def test_publishing_on_an_unconfigured_prolific_names_no_environment_variable(se
     problems = plan_publish(project=project, task="fv", provider="prolific").problems
     assert "This site has no Prolific account yet" in " ".join(problems)
     assert not any("FINEGRAIN_" in problem or "_ID" in problem for problem in problems)
+
+
+def test_the_managers_pages_name_error_types_in_words(client, corpus, manager, annotator, other_annotator):
+    first = work_through(annotator_for(annotator), corpus, "fv", yes=True)
+    work_through(annotator_for(other_annotator), corpus, "fv", yes=False)  # every sentence: an entity error
+    client.force_login(manager)
+    hit = client.get(reverse("hit_detail", args=[corpus.slug, first.hit.public_id])).content.decode()
+    assert "error: entity error" in hit and "error: entity<" not in hit
+    review = client.get(reverse("review", args=[corpus.slug])).content.decode()
+    assert "<td>entity error</td>" in review and "<td>entity</td>" not in review
