@@ -1,5 +1,6 @@
 // The HIT page: keyboard control, highlights that follow the item in focus, time on each item, and the submit
-// confirmation. Everything works without this file (the form posts all answers); it only makes work faster.
+// confirmation. One focus: the item the keys act on is the item that holds the keyboard focus; moving with the
+// keys moves the focus, and tabbing or clicking into an item makes it the current one. Everything works without this file (the form posts all answers); it only makes work faster.
 // Answers are saved by htmx (hx-post on each item's fieldset, triggered by `change`), so this file only clicks
 // the inputs and never talks to the server itself.
 (function () {
@@ -15,6 +16,8 @@
   const confirmDialog = document.getElementById("confirm-submit");
   const instructionsDialog = document.getElementById("instructions-dialog");
   const answeredCount = document.getElementById("answered-count");
+  const shortcutsSwitch = document.getElementById("shortcuts-on");
+  const sourceSwitch = document.getElementById("source-toggle");
   const ERROR_TYPE_KEYS = ["1", "2", "3", "4"];
 
   let current = -1;
@@ -59,32 +62,80 @@
     }
   }
 
-  function focusItem(index) {
+  // The grid draws the current cell's key-fact (row heading) and summary sentence (column heading).
+  const rowHeads = grid ? Array.from(grid.querySelectorAll("tbody .ka-rowhead")) : [];
+  const colHeads = grid ? Array.from(grid.querySelectorAll("thead .ka-col")) : [];
+  function markGridHeadings(item) {
+    if (!grid) return;
+    const cell = item.closest("td");
+    const row = rowHeads.indexOf(cell.parentElement.querySelector(".ka-rowhead"));
+    const column = Array.prototype.indexOf.call(cell.parentElement.children, cell) - 1;
+    rowHeads.forEach(function (head, i) { head.classList.toggle("ka-current", i === row); });
+    colHeads.forEach(function (head, i) { head.classList.toggle("ka-current", i === column); });
+    grid.querySelectorAll("td.ka-current-line").forEach(function (td) { td.classList.remove("ka-current-line"); });
+    grid.querySelectorAll("tbody tr").forEach(function (tr) {
+      const td = tr.children[column + 1];
+      if (td) td.classList.add("ka-current-line");
+    });
+    Array.from(cell.parentElement.children).forEach(function (td) {
+      if (td.tagName === "TD") td.classList.add("ka-current-line");
+    });
+  }
+
+  // `moveFocus`: the keys moved the current item, so the keyboard focus follows (the fieldset itself takes it, so
+  // that arrows keep moving through the items until Tab enters the item's answers).
+  function focusItem(index, moveFocus) {
     if (!items.length) return;
     index = Math.max(0, Math.min(items.length - 1, index));
-    if (index === current) return;
-    account();
-    if (current >= 0) items[current].classList.remove("current");
-    current = index;
-    const item = items[current];
-    item.classList.add("current");
-    highlight(item);
+    const item = items[index];
+    if (index !== current) {
+      account();
+      if (current >= 0) items[current].classList.remove("current");
+      current = index;
+      item.classList.add("current");
+      highlight(item);
+      markGridHeadings(item);
+      focusStart = document.hidden ? null : performance.now();
+    }
+    // Only when the keys moved it: a focus that arrives by Tab or a click is in view already, and scrolling between
+    // a press and its release would take the click away from what was pressed.
+    if (!moveFocus) return;
+    if (!item.contains(document.activeElement)) item.focus({ preventScroll: true });
     item.scrollIntoView({ block: "nearest" });
-    focusStart = document.hidden ? null : performance.now();
   }
 
   // The sticky submit bar sits over the bottom of the answers: items keep its height clear when scrolled into
   // view (scroll-margin-bottom in app.css reads --submit-bar-height). Measured, since the bar wraps on narrow pages.
+  // Set on the root: the answers column scrolls on wide pages, the window on narrow ones, and both keep whatever
+  // has the focus clear of the bar (scroll-padding in app.css). The grid keeps it clear of its sticky headings.
   const submitBar = form.querySelector(".submit-bar");
-  function measureSubmitBar() {
-    if (submitBar) form.style.setProperty("--submit-bar-height", submitBar.offsetHeight + "px");
+  const root = document.documentElement;
+  function measure() {
+    if (submitBar) root.style.setProperty("--submit-bar-height", submitBar.offsetHeight + "px");
+    if (grid) {
+      root.style.setProperty("--ka-head-height", grid.querySelector("thead").offsetHeight + "px");
+      root.style.setProperty("--ka-rowhead-width", grid.querySelector(".ka-corner").offsetWidth + "px");
+    }
   }
-  measureSubmitBar();
-  window.addEventListener("resize", measureSubmitBar);
+  measure();
+  window.addEventListener("resize", measure);
 
+  // An item's flag sits beside its fieldset: the flag's focus belongs to that item too.
+  function itemOf(element) {
+    if (!element || !element.closest) return null;
+    const owner = element.closest("fieldset.item") ||
+      (element.closest("details.flag") && document.getElementById("item-" + element.closest("details.flag").id.slice(5)));
+    return owner && items.indexOf(owner) >= 0 ? owner : null;
+  }
+  form.addEventListener("focusin", function (event) {
+    const item = itemOf(event.target);
+    if (item) focusItem(items.indexOf(item));
+  });
   items.forEach(function (item, index) {
-    item.addEventListener("focusin", function () { focusItem(index); });
-    item.addEventListener("click", function () { focusItem(index); });
+    // A click on an item's text (not on a control) gives the item the focus.
+    item.addEventListener("click", function (event) {
+      if (!event.target.closest("input, label, button, summary, textarea, a")) focusItem(index, true);
+    });
   });
 
   // --- Answers.
@@ -202,7 +253,7 @@
   });
   document.getElementById("confirm-no").addEventListener("click", function () { confirmDialog.close(); });
   confirmDialog.addEventListener("close", function () {
-    if (!confirmed && confirmDialog.dataset.firstGap) focusItem(parseInt(confirmDialog.dataset.firstGap, 10));
+    if (!confirmed && confirmDialog.dataset.firstGap) focusItem(parseInt(confirmDialog.dataset.firstGap, 10), true);
   });
 
   form.addEventListener("submit", function (event) {
@@ -252,36 +303,107 @@
     const field = task === "kv" ? "useful" : "aligned";
     if (key === "y" || key === "n") {
       choose(item, field, key === "y" ? "yes" : "no");
-      if (current < items.length - 1) focusItem(current + 1); // one question per item: move on
+      if (current < items.length - 1) focusItem(current + 1, true); // one question per item: move on
       return true;
     }
     return false;
   }
 
+  // --- A flag: f opens the current item's comment box, Ctrl+Enter saves it, Esc closes it and goes back to the item.
+  function flagOf(item) {
+    return document.getElementById("flag-" + item.dataset.position);
+  }
+  function openFlag(item) {
+    const details = flagOf(item);
+    if (!details) return false;
+    details.open = true;
+    details.querySelector("textarea").focus();
+    return true;
+  }
   document.addEventListener("keydown", function (event) {
+    const details = event.target.closest && event.target.closest("details.flag");
+    if (!details) return;
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && event.target.tagName === "TEXTAREA") {
+      event.preventDefault();
+      details.querySelector("button").click();
+    } else if (event.key === "Escape") {
+      event.preventDefault(); // before disclosure.js, which would send the focus to the summary
+      details.open = false;
+      const item = itemOf(details);
+      if (item) focusItem(items.indexOf(item), true);
+    }
+  }, true);
+
+  // --- The source beside a grid folds away, and the grid takes the width (remembered, as the shortcuts' switch).
+  function remembered(name) {
+    try { return window.localStorage.getItem("finegrain." + name); } catch (error) { return null; }
+  }
+  function remember(name, value) {
+    try { window.localStorage.setItem("finegrain." + name, value); } catch (error) { /* storage refused: this page only */ }
+  }
+  const columnsBox = source.closest(".hit-columns");
+  function showSource(shown) {
+    columnsBox.classList.toggle("source-folded", !shown);
+    sourceSwitch.setAttribute("aria-expanded", String(shown));
+    sourceSwitch.textContent = shown ? "Hide the source" : "Show the source";
+    remember("source", shown ? "shown" : "folded");
+    measure();
+  }
+  if (sourceSwitch) {
+    sourceSwitch.hidden = false;
+    sourceSwitch.addEventListener("click", function () { showSource(columnsBox.classList.contains("source-folded")); });
+    if (remembered("source") === "folded") showSource(false);
+  }
+
+  // --- One-key shortcuts can be switched off (a screen reader or speech input sends letters of its own).
+  let shortcutsOn = remembered("shortcuts") !== "off";
+  if (shortcutsSwitch) {
+    shortcutsSwitch.closest("label").hidden = false;
+    shortcutsSwitch.checked = shortcutsOn;
+    shortcutsSwitch.addEventListener("change", function () {
+      shortcutsOn = shortcutsSwitch.checked;
+      remember("shortcuts", shortcutsOn ? "on" : "off");
+      document.getElementById("shortcut-keys").hidden = !shortcutsOn;
+    });
+    document.getElementById("shortcut-keys").hidden = !shortcutsOn;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!shortcutsOn || event.defaultPrevented) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
     const target = event.target;
-    if (target.matches && target.matches("textarea, input[type=text], select")) return;
+    if (target.matches && target.matches("textarea, input[type=text], input[type=number], select")) return;
     const key = event.key;
+    // Arrows move through the items only from an item itself (or from nowhere): on a radio they choose among its
+    // answers, in the source or on a page control they scroll, as everywhere else.
+    const arrowsMove = target === document.body || target === document.documentElement ||
+      (target.matches && target.matches("fieldset.item"));
+    if (key.startsWith("Arrow") && !arrowsMove) return;
     let handled = true;
     // The alignment grid: arrows move along a row (left/right) or a column (up/down); j/k go cell by cell. A KA
     // HIT of scattered pairs has no grid: its items are a list, as FV and KV items.
-    const columns = grid ? grid.querySelectorAll("thead .ka-col").length : 1;
-    if (key === "j" || key === "ArrowRight" && grid) focusItem(current + 1);
-    else if (key === "k" || key === "ArrowLeft" && grid) focusItem(current - 1);
-    else if (key === "ArrowDown") { if (current + columns < items.length) focusItem(current + columns); }
-    else if (key === "ArrowUp") { if (current - columns >= 0) focusItem(current - columns); }
+    const columns = grid ? colHeads.length : 1;
+    if (key === "j" || key === "ArrowRight" && grid) focusItem(current + 1, true);
+    else if (key === "k" || key === "ArrowLeft" && grid) focusItem(current - 1, true);
+    else if (key === "ArrowDown") { if (current + columns < items.length) focusItem(current + columns, true); }
+    else if (key === "ArrowUp") { if (current - columns >= 0) focusItem(current - columns, true); }
     else if (key === "?") openInstructions();
+    else if (key === "f") handled = openFlag(items[current]);
+    else if (key === "s" && sourceSwitch) showSource(columnsBox.classList.contains("source-folded"));
     else if (key === "Enter") {
       if (target.matches && target.matches("button, a, summary")) return; // let Enter press what has focus
       openConfirm();
-    } else handled = answer(key.toLowerCase());
+    } else {
+      handled = answer(key.toLowerCase());
+      // An answer given from outside the items (the source, a link) brings the focus back to the item it answered.
+      if (handled && items[current] && !items[current].contains(document.activeElement)) focusItem(current, true);
+    }
     if (handled) event.preventDefault();
   });
 
-  // Start on the first item that still needs an answer.
+  // Start on the first item that still needs an answer, with the focus in it.
   updateCount();
   const firstOpen = items.findIndex(function (item) { return missing(item).length > 0; });
-  focusItem(firstOpen >= 0 ? firstOpen : 0);
+  focusItem(firstOpen >= 0 ? firstOpen : 0, true);
 })();
