@@ -92,6 +92,8 @@ def test_a_manager_of_an_in_house_study_sees_who_is_behind_each_pseudonym_and_a_
             expect(main).to_contain_text(worker.pseudonym)
             expect(main).not_to_contain_text(worker.external_id)
         expect(page.locator(".person")).to_have_count(0)
+        if "review" in url:
+            shot(page, "review-crowd-pseudonyms-only.png")
 
 
 # A made-up town's new pool, written for this test; the summary's second sentence says the opposite of the sixth.
