@@ -1,6 +1,7 @@
 """Import benchmark: a dataset file into a fresh database, then the same file again (nothing changes).
 
     python -m benchmarks.import_bench [--engine sqlite|postgres] [--data FILE] [--before REF] [--repeat N]
+    python -m benchmarks.import_bench --job [--scale 1,10] [--engine ...] [--before REF] [--after REF] [--repeat N]
 
 Default data: benchmarks/out/scale-1x.jsonl (`python -m benchmarks.scale generate --scale 1`: 225 documents,
 2,025 summaries, 36.5 MB). With --before, the import of that commit's code (`git archive`) runs in turn with this
@@ -10,7 +11,14 @@ is `import_dataset` alone (Django's start and the migrations are not in it). Eac
 the first import end (the file read and checked, the last text split, the write) and its CPU time, in the importing
 process and in its splitting workers.
 
-PostgreSQL: a scratch database `finegrain_bench` on 127.0.0.1:5432 is dropped and re-created for every import.
+--job measures the path an upload takes instead: a Job row whose input file is the dataset (as the upload view
+leaves it), run by the job's task body (`corpus.uploads.import_run`) in a fresh process, which reports its peak RSS
+(ru_maxrss, the importing process; the splitting workers' peak is reported apart), the import's seconds and the
+same digest; no re-import. --scale picks the scale benchmark's generated files (default 1). --after REF runs that
+commit's code (`git archive`) instead of this tree's, so that edits made meanwhile cannot change a long run.
+
+PostgreSQL: a scratch database (--pg-db, default `finegrain_bench`) on 127.0.0.1:5432 is dropped and re-created for
+every import.
 """
 
 import argparse
@@ -25,14 +33,32 @@ from pathlib import Path
 from benchmarks.scale import OUT, ROOT, checkout, generate
 
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_BENCH = "postgres://postgres@127.0.0.1:5432/finegrain_bench"
+PG_SERVER = "postgres://postgres@127.0.0.1:5432/"
+
+# Every stored sentence and key-fact, in order: two imports stored the same rows when their digests match.
+DIGEST = r'''
+def stored_digest():
+    import hashlib
+    from corpus.models import DocumentSentence, KeyFact, SummarySentence
+    digest = hashlib.sha256()
+    for rows in (DocumentSentence.objects.order_by("document__uid", "index").values_list(
+                     "document__uid", "index", "text", "turn", "speaker"),
+                 SummarySentence.objects.order_by("summary__document__uid", "summary__model", "index").values_list(
+                     "summary__document__uid", "summary__model", "index", "text"),
+                 KeyFact.objects.order_by("document__uid", "index").values_list(
+                     "document__uid", "index", "text", "origin", "status")):
+        for row in rows.iterator(chunk_size=5000):
+            digest.update(repr(row).encode())
+    return digest.hexdigest()[:16]
+'''
 
 # Runs in a child process with either tree's code: imports the file twice, prints one JSON line.
 CHILD = r'''
-import hashlib, json, os, sys, time
+import json, os, sys, time
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
+''' + DIGEST + r'''
 import resource
 from django.core.management import call_command
 from corpus import importing
@@ -64,24 +90,52 @@ workers_cpu = round(children.ru_utime + children.ru_stime, 2)
 started = time.perf_counter()
 again = import_dataset(project=project, data=data, filename=os.path.basename(path))
 again_seconds = time.perf_counter() - started
-digest = hashlib.sha256()
-for rows in (DocumentSentence.objects.order_by("document__uid", "index").values_list(
-                 "document__uid", "index", "text", "turn", "speaker"),
-             SummarySentence.objects.order_by("summary__document__uid", "summary__model", "index").values_list(
-                 "summary__document__uid", "summary__model", "index", "text"),
-             KeyFact.objects.order_by("document__uid", "index").values_list(
-                 "document__uid", "index", "text", "origin", "status")):
-    for row in rows.iterator(chunk_size=5000):
-        digest.update(repr(row).encode())
 print(json.dumps({"rows": first.rows, "document_sentences": DocumentSentence.objects.count(),
                   "summary_sentences": SummarySentence.objects.count(), "keyfacts": KeyFact.objects.count(),
                   "import_seconds": round(seconds, 2), "steps_end_seconds": ends, "import_cpu_seconds": cpu,
                   "workers_cpu_seconds": workers_cpu, "reimport_seconds": round(again_seconds, 2),
-                  "reimport_changed": again.changed, "stored_sha256": digest.hexdigest()[:16]}))
+                  "reimport_changed": again.changed, "stored_sha256": stored_digest()}))
+'''
+
+# The upload's path: a Job row naming the file, run by the job's task body; one JSON line with the peak RSS.
+JOB_CHILD = r'''
+import json, os, resource, sys, time
+from pathlib import Path
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+''' + DIGEST + r'''
+from django.conf import settings
+from django.core.management import call_command
+from corpus.models import Job, Project, Summary
+from corpus.uploads import import_run
+call_command("migrate", verbosity=0)
+project = Project.objects.create(slug="bench", name="bench")
+path = Path(sys.argv[1])
+# Where the upload view leaves a file; a symbolic link, since the job deletes its input when it ends.
+stored = Path(settings.MEDIA_ROOT) / "uploads" / "bench" / path.name
+stored.parent.mkdir(parents=True, exist_ok=True)
+stored.symlink_to(path.resolve())
+job = Job.objects.create(project=project, kind="import", params={"filename": path.name},
+                         input_file=str(stored.relative_to(settings.MEDIA_ROOT)))
+def rss_mb(field):
+    return round(int(next(line for line in open("/proc/self/status") if line.startswith(field)).split()[1]) / 1024, 1)
+before = {"rss_mb": rss_mb("VmRSS:"), "peak_rss_mb": rss_mb("VmHWM:")}
+started = time.perf_counter()
+import_run(job_id=job.pk)
+seconds = time.perf_counter() - started
+job.refresh_from_db()
+if job.status != "done":
+    raise SystemExit(f"the job failed: {job.error} {job.result}")
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rows": Summary.objects.count(), "import_seconds": round(seconds, 2),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                  "before_import": before, "workers_peak_rss_mb": round(children.ru_maxrss / 1024, 1),
+                  "stored_sha256": stored_digest()}))
 '''
 
 
-def run_once(code: Path, engine: str, data: Path) -> dict:
+def run_once(code: Path, engine: str, data: Path, *, job: bool = False, pg_db: str = "finegrain_bench") -> dict:
     env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1",
                FINEGRAIN_MAX_UPLOAD_BYTES=str(max(data.stat().st_size, 200 * 1024 * 1024)))
     env.pop("CELERY_BROKER_URL", None)
@@ -90,14 +144,14 @@ def run_once(code: Path, engine: str, data: Path) -> dict:
             import psycopg
 
             with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as connection:
-                connection.execute("DROP DATABASE IF EXISTS finegrain_bench WITH (FORCE)")
-                connection.execute("CREATE DATABASE finegrain_bench")
-            env["DATABASE_URL"] = PG_BENCH
+                connection.execute(f'DROP DATABASE IF EXISTS "{pg_db}" WITH (FORCE)')
+                connection.execute(f'CREATE DATABASE "{pg_db}"')
+            env["DATABASE_URL"] = PG_SERVER + pg_db
         else:
             env["DATABASE_URL"] = f"sqlite:///{temporary}/bench.sqlite3"
         env["FINEGRAIN_DATA_DIR"] = temporary
-        done = subprocess.run([sys.executable, "-c", CHILD, str(data)], env=env, cwd=code, capture_output=True,
-                              text=True)
+        done = subprocess.run([sys.executable, "-c", JOB_CHILD if job else CHILD, str(data)], env=env, cwd=code,
+                              capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"import with {code} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -108,39 +162,72 @@ def main() -> None:
     parser.add_argument("--engine", choices=["sqlite", "postgres"])
     parser.add_argument("--data", type=Path, default=None, help="default: benchmarks/out/scale-1x.jsonl")
     parser.add_argument("--before", default="", help="a git ref whose import runs in turn with this tree's")
+    parser.add_argument("--after", default="", help="a git ref whose code runs instead of this tree's")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--job", action="store_true", help="through the job's task body, with its peak RSS")
+    parser.add_argument("--scale", default="1", help="with --job: the generated files' scales, e.g. 1,10")
+    parser.add_argument("--pg-db", default="finegrain_bench", help="the scratch PostgreSQL database's name")
     args = parser.parse_args()
-    data = args.data or generate(1)
+    if args.job:
+        files = [args.data] if args.data else [generate(float(scale)) for scale in args.scale.split(",")]
+    else:
+        files = [args.data or generate(1)]
     with tempfile.TemporaryDirectory(prefix="fg-import-code-") as temporary:
-        codes = {"after": ROOT}
+        for name in ("after", "before"):
+            (Path(temporary) / name).mkdir()
+        codes = {"after": checkout(args.after, Path(temporary) / "after") if args.after else ROOT}
         if args.before:
-            codes["before"] = checkout(args.before, Path(temporary))
-        for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
-            runs: dict[str, list[dict]] = {name: [] for name in codes}
-            digests = set()
-            for _ in range(args.repeat):
-                for name, code in codes.items():
-                    line = {"engine": engine, "code": name, **run_once(code, engine, data)}
-                    print(json.dumps(line), flush=True)
-                    runs[name].append(line)
-                    digests.add(line["stored_sha256"])
-            seconds = {name: [run["import_seconds"] for run in runs[name]] for name in codes}
-            summary = {"engine": engine, "median_import_seconds": {name: statistics.median(values)
-                                                                   for name, values in seconds.items()},
-                       "median_steps_end_seconds": {name: {step: statistics.median(run["steps_end_seconds"][step]
-                                                                          for run in runs[name])
-                                                                   for step in runs[name][0]["steps_end_seconds"]}
-                                                    for name in codes},
-                       "median_cpu_seconds": {name: {"import": statistics.median(run["import_cpu_seconds"]
-                                                                                  for run in runs[name]),
-                                                     "workers": statistics.median(run["workers_cpu_seconds"]
-                                                                                   for run in runs[name])}
-                                              for name in codes},
-                       "same_rows": len(digests) == 1}
-            if args.before:
-                summary["ratio_before_after"] = round(statistics.median(seconds["before"])
-                                                      / statistics.median(seconds["after"]), 2)
-            print(json.dumps(summary), flush=True)
+            codes["before"] = checkout(args.before, Path(temporary) / "before")
+        for data in files:
+            for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
+                if args.job:
+                    measure_job(codes, engine, data, args.repeat, args.pg_db)
+                else:
+                    measure(codes, engine, data, args.repeat, args.pg_db, bool(args.before))
+
+
+def measure_job(codes: dict[str, Path], engine: str, data: Path, repeat: int, pg_db: str) -> None:
+    runs: dict[str, list[dict]] = {name: [] for name in codes}
+    for _ in range(repeat):
+        for name, code in codes.items():
+            line = {"engine": engine, "file": data.name, "code": name, "load": os.getloadavg()[0],
+                    **run_once(code, engine, data, job=True, pg_db=pg_db)}
+            print(json.dumps(line), flush=True)
+            runs[name].append(line)
+    summary = {"engine": engine, "file": data.name,
+               "median_import_seconds": {name: statistics.median(run["import_seconds"] for run in runs[name])
+                                         for name in codes},
+               "max_peak_rss_mb": {name: max(run["peak_rss_mb"] for run in runs[name]) for name in codes},
+               "same_rows": len({run["stored_sha256"] for name in codes for run in runs[name]}) == 1}
+    print(json.dumps(summary), flush=True)
+
+
+def measure(codes: dict[str, Path], engine: str, data: Path, repeat: int, pg_db: str, before: bool) -> None:
+    runs: dict[str, list[dict]] = {name: [] for name in codes}
+    digests = set()
+    for _ in range(repeat):
+        for name, code in codes.items():
+            line = {"engine": engine, "code": name, **run_once(code, engine, data, pg_db=pg_db)}
+            print(json.dumps(line), flush=True)
+            runs[name].append(line)
+            digests.add(line["stored_sha256"])
+    seconds = {name: [run["import_seconds"] for run in runs[name]] for name in codes}
+    summary = {"engine": engine, "median_import_seconds": {name: statistics.median(values)
+                                                           for name, values in seconds.items()},
+               "median_steps_end_seconds": {name: {step: statistics.median(run["steps_end_seconds"][step]
+                                                                  for run in runs[name])
+                                                           for step in runs[name][0]["steps_end_seconds"]}
+                                            for name in codes},
+               "median_cpu_seconds": {name: {"import": statistics.median(run["import_cpu_seconds"]
+                                                                          for run in runs[name]),
+                                             "workers": statistics.median(run["workers_cpu_seconds"]
+                                                                           for run in runs[name])}
+                                      for name in codes},
+               "same_rows": len(digests) == 1}
+    if before:
+        summary["ratio_before_after"] = round(statistics.median(seconds["before"])
+                                              / statistics.median(seconds["after"]), 2)
+    print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":

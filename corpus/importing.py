@@ -2,6 +2,10 @@
 
 The rules: validate every row before writing anything; report every problem with its line and field; write all or
 nothing; re-importing the same file changes nothing; a re-import that disagrees with what is stored is an error.
+
+The file is read as a stream, a piece at a time, so that an import's memory does not follow the file's size: each
+row is checked and folded into the plan as it is read, and the plan keeps one copy of each document (UniSumEval
+repeats it on every row of its summaries, nine times) and each summary's text, never the rows themselves.
 """
 
 import csv
@@ -9,15 +13,26 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from corpus.bulk import cycle_collection_paused, insert_rows, insert_rows_returning
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
-from corpus.segmentation import DIALOGUE, DOCUMENT, SUMMARY, Splitter, dialogue_turns
+from corpus.segmentation import (
+    DIALOGUE,
+    DOCUMENT,
+    PARALLEL_FROM_CHARS,
+    SUMMARY,
+    Splitter,
+    dialogue_turns,
+    sentences_from_bounds,
+)
 from corpus.storable_text import may_hold_unstorable, unstorable
 
 REQUIRED = ("uid", "doc_id", "source", "domain", "input_type", "model", "document", "summary")
@@ -99,6 +114,106 @@ def decode(data: bytes) -> str:
         raise DatasetError([RowError(line, "", f"invalid UTF-8 at byte {exc.start}; save the file as UTF-8")]) from None
 
 
+# What an import reads of its file at a time.
+CHUNK_BYTES = 1 << 20
+EMPTY = "the file is empty"
+
+
+@contextmanager
+def opened(data: "bytes | os.PathLike | BinaryIO") -> Iterator[BinaryIO]:
+    """A binary stream over `data`: the file's bytes, a path to it, or a file object already open (left open)."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        yield io.BytesIO(data)
+    elif isinstance(data, os.PathLike):
+        with open(data, "rb") as file:
+            yield file
+    else:
+        yield data
+
+
+def stream_size(file: BinaryIO) -> int | None:
+    """The bytes left to read in `file`, when it can tell without being read."""
+    try:
+        return os.fstat(file.fileno()).st_size - file.tell()
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        position = file.tell()
+        end = file.seek(0, io.SEEK_END)
+        file.seek(position)
+        return end - position
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def is_blank(file: BinaryIO) -> bool:
+    """Whether the rest of `file` is whitespace alone, read a piece at a time."""
+    while chunk := file.read(CHUNK_BYTES):
+        if not chunk.isspace():
+            return False
+    return True
+
+
+class FileLines:
+    """A binary file's lines, split at line feeds and decoded from UTF-8 one at a time, with or without their line
+    feed, from pieces of CHUNK_BYTES: besides a piece, only the line being read is held. Invalid UTF-8 stops the
+    import with its line, as a decode of the whole file did. `suspect` turns true when a line read since it was
+    last cleared may hold unstorable text (one scan of each line, not one per field of each row); `blank` stays true
+    while the file has held whitespace alone."""
+
+    def __init__(self, file: BinaryIO, limit: int, *, keep_ends: bool):
+        self.file, self.limit, self.keep_ends = file, limit, keep_ends
+        self.read_bytes = 0
+        self.blank = True
+        self.suspect = False
+
+    def __iter__(self) -> Iterator[str]:
+        number, offset, parts = 0, 0, []
+        while chunk := self.file.read(CHUNK_BYTES):
+            self.read_bytes += len(chunk)
+            if self.read_bytes > self.limit:
+                raise DatasetError([RowError(0, "", f"the file is over {self.limit:,} bytes, the limit")])
+            if self.blank and not chunk.isspace():
+                self.blank = False
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                parts.append(chunk[start:end + 1])
+                line = b"".join(parts)
+                parts.clear()
+                number += 1
+                yield self._decoded(line, number, offset)
+                offset += len(line)
+                start = end + 1
+            if start < len(chunk):
+                parts.append(chunk[start:])
+        if parts:
+            yield self._decoded(b"".join(parts), number + 1, offset)
+
+    def _decoded(self, line: bytes, number: int, offset: int) -> str:
+        body = line if self.keep_ends or not line.endswith(b"\n") else memoryview(line)[:-1]
+        try:
+            text = str(body, "utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError([RowError(number, "", f"invalid UTF-8 at byte {offset + exc.start}; save the file "
+                                                     "as UTF-8")]) from None
+        if not self.suspect and may_hold_unstorable(text):
+            self.suspect = True
+        return text
+
+
+# A carriage return not followed by a line feed: where a CSV line also ends (as `open(newline="")` reads it).
+LONE_CARRIAGE_RETURN = re.compile("(?<=\r)(?!\n)")
+
+
+def csv_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Lines as the csv module counts them: a line that ends in a lone carriage return is a line too."""
+    for line in lines:
+        if "\r" in line:
+            yield from (piece for piece in LONE_CARRIAGE_RETURN.split(line) if piece)
+        else:
+            yield line
+
+
 def guess_format(filename: str) -> str:
     name = filename.lower()
     if name.endswith((".jsonl", ".ndjson", ".json")):
@@ -112,10 +227,12 @@ def guess_format(filename: str) -> str:
 NESTED_TOO_DEEPLY = "not valid JSON: nested too deeply (a row is one JSON object of strings and lists of strings)"
 
 
-def read_jsonl(text: str, errors: list[RowError]) -> Iterator[Row]:
+def read_jsonl(text: str | Iterable[str], errors: list[RowError]) -> Iterator[Row]:
+    """`text`: the whole file, or its lines without their line feeds (FileLines)."""
     # JSON Lines separates rows by "\n" alone (a "\r" before it is JSON whitespace). `splitlines` would also cut a
     # row at a U+2028 or U+0085 that a JSON string may hold as it is, and took a fifth of the file's parse.
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n") if isinstance(text, str) else text
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -132,8 +249,9 @@ def read_jsonl(text: str, errors: list[RowError]) -> Iterator[Row]:
         yield Row(number, values)
 
 
-def read_csv(text: str, errors: list[RowError]) -> Iterator[Row]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+def read_csv(text: str | Iterable[str], errors: list[RowError]) -> Iterator[Row]:
+    """`text`: the whole file, or its lines with their line ends (csv_lines)."""
+    reader = csv.DictReader(io.StringIO(text, newline="") if isinstance(text, str) else text, strict=True)
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
@@ -257,33 +375,46 @@ def document_words(text: str, *, dialogue: bool) -> int:
     return sum(len(text[turn.start:turn.end].split()) for turn in dialogue_turns(text))
 
 
-def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict[str, PlannedDocument]:
-    """Group rows into documents, checking that rows of one uid agree and that no (uid, model) repeats."""
-    documents: dict[str, PlannedDocument] = {}
-    # Every row repeats its document (9 summaries of one document in UniSumEval): its words are counted once.
-    words: dict[tuple[str, bool], int] = {}
-    for row in rows:
+class Planner:
+    """Groups checked rows into documents as they are read, checking that rows of one uid agree and that no (uid,
+    model) repeats. It keeps one copy of each document and each summary's text, not the rows: a later row of a
+    document is compared with the first and let go."""
+
+    def __init__(self, project: Project, errors: list[RowError]):
+        self.project, self.errors = project, errors
+        self.documents: dict[str, PlannedDocument] = {}
+        self.rows = 0
+        # Documents' words by text: a text repeated under other uids is counted once.
+        self.words: dict[tuple[str, bool], int] = {}
+
+    def add(self, row: Row, splitter: Splitter | None = None) -> None:
+        """Plan a checked row; `splitter`: offered the texts it brings, so that splitting starts while reading."""
+        self.rows += 1
         values = row.values
+        planned = self.documents.get(values["uid"])
+        new_text = planned is None or planned.values["document"] != values["document"]
+        if not new_text:
+            values["document"] = planned.values["document"]  # the first row's copy: the file's documents held once
         dialogue = values.get("input_type") == Document.InputType.DIALOGUE
         key = (values["document"], dialogue)
-        if key not in words:
-            words[key] = document_words(values["document"], dialogue=dialogue)
-        word_count = words[key]
-        values.setdefault("length", project.length_for(word_count))
+        if key not in self.words:
+            self.words[key] = document_words(values["document"], dialogue=dialogue)
+        word_count = self.words[key]
+        values.setdefault("length", self.project.length_for(word_count))
         values.setdefault("redact_type", "")
         values.setdefault("reference", "")
-        planned = documents.get(values["uid"])
         if planned is None:
-            planned = documents[values["uid"]] = PlannedDocument(row.line, values, word_count=word_count)
+            planned = self.documents[values["uid"]] = PlannedDocument(row.line, values, word_count=word_count)
         else:
             for name in DOCUMENT_FIELDS:
                 if planned.values[name] != values[name]:
-                    errors.append(RowError(row.line, name, f"differs from line {planned.first_line} for the "
-                                                           f"same uid '{values['uid']}'"))
+                    self.errors.append(RowError(row.line, name, f"differs from line {planned.first_line} for the "
+                                                                f"same uid '{values['uid']}'"))
         model = values["model"]
         if model in planned.summaries:
-            errors.append(RowError(row.line, "model", f"duplicate row: uid '{values['uid']}' and model '{model}' "
-                                                      f"already appear on line {planned.summaries[model][0]}"))
+            self.errors.append(RowError(row.line, "model", f"duplicate row: uid '{values['uid']}' and model "
+                                                           f"'{model}' already appear on line "
+                                                           f"{planned.summaries[model][0]}"))
         else:
             planned.summaries[model] = (row.line, values["summary"], values.get("sentences"))
         for name in ("pred_keyfact", "keyfact"):
@@ -291,8 +422,21 @@ def plan_rows(rows: list[Row], project: Project, errors: list[RowError]) -> dict
                 if getattr(planned, name) is None:
                     setattr(planned, name, values[name])
                 elif getattr(planned, name) != values[name]:
-                    errors.append(RowError(row.line, name, f"differs from an earlier row of uid '{values['uid']}'"))
-    return documents
+                    self.errors.append(RowError(row.line, name, f"differs from an earlier row of uid "
+                                                                f"'{values['uid']}'"))
+        if splitter is not None:
+            if new_text:
+                splitter.offer(document_kind(values), values["document"])
+            if "sentences" not in values:
+                splitter.offer(SUMMARY, values["summary"])
+
+
+def plan_rows(rows: Iterable[Row], project: Project, errors: list[RowError]) -> dict[str, PlannedDocument]:
+    """Group checked rows into documents (Planner)."""
+    planner = Planner(project, errors)
+    for row in rows:
+        planner.add(row)
+    return planner.documents
 
 
 def planned_keyfacts(planned: PlannedDocument) -> list[tuple[str, str, str]]:
@@ -352,37 +496,42 @@ def document_kind(values: dict) -> str:
     return DIALOGUE if values["input_type"] == Document.InputType.DIALOGUE else DOCUMENT
 
 
-def parse(data: bytes, filename: str, project: Project, splitter: Splitter | None = None
+def parse(data: "bytes | os.PathLike | BinaryIO", filename: str, project: Project, splitter: Splitter | None = None
           ) -> tuple[dict[str, PlannedDocument], list[RowError]]:
-    """The file's rows, checked and grouped by document. `splitter`: offered each valid row's texts to split."""
+    """The file's rows, read as a stream, checked and grouped by document. `splitter`: offered each valid row's texts
+    to split."""
     max_bytes = settings.FINEGRAIN_MAX_UPLOAD_BYTES
-    if len(data) > max_bytes:
-        raise DatasetError([RowError(0, "", f"the file is {len(data):,} bytes; the limit is {max_bytes:,}")])
-    text = decode(data)
-    errors: list[RowError] = []
-    reader = read_jsonl if guess_format(filename) == "jsonl" else read_csv
-    rows = []
-    storable = not may_hold_unstorable(text)
-    # Each row repeats its document: the rows of one uid share the first row's string when theirs is equal, so
-    # that the file's documents are held once (not nine times) and hashed once when looked up.
-    first_text: dict[str, str] = {}
-    for row in reader(text, errors):
-        row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS, storable=storable)
-        errors.extend(row_errors)
-        if not row_errors:
-            values = row.values
-            document = first_text.setdefault(values["uid"], values["document"])
-            if document == values["document"]:
-                values["document"] = document
-            rows.append(row)
-            if splitter is not None:
-                splitter.offer(document_kind(row.values), row.values["document"])
-                if "sentences" not in row.values:
-                    splitter.offer(SUMMARY, row.values["summary"])
-    if not rows and not errors:
+    with opened(data) as file:
+        size = stream_size(file)
+        if size is not None and size > max_bytes:
+            raise DatasetError([RowError(0, "", f"the file is {size:,} bytes; the limit is {max_bytes:,}")])
+        try:
+            jsonl = guess_format(filename) == "jsonl"
+        except DatasetError:
+            if is_blank(file):
+                raise DatasetError([RowError(0, "", EMPTY)]) from None
+            raise
+        lines = FileLines(file, max_bytes, keep_ends=not jsonl)
+        errors: list[RowError] = []
+        rows = read_jsonl(lines, errors) if jsonl else read_csv(csv_lines(lines), errors)
+        planner = Planner(project, errors)
+        first, header_suspect = True, False
+        for row in rows:
+            if first and not jsonl:
+                # The header's names are on every row: if they may be unstorable, every row is checked for them.
+                header_suspect = lines.suspect
+            first = False
+            row_errors = check_row(row, settings.FINEGRAIN_MAX_TEXT_CHARS,
+                                   storable=not (lines.suspect or header_suspect))
+            lines.suspect = False
+            errors.extend(row_errors)
+            if not row_errors:
+                planner.add(row, splitter)
+        if lines.blank:
+            raise DatasetError([RowError(0, "", EMPTY)])
+    if not planner.rows and not errors:
         errors.append(RowError(0, "", "the file holds no rows"))
-    documents = plan_rows(rows, project, errors)
-    return documents, errors
+    return planner.documents, errors
 
 
 def split_processes() -> int:
@@ -395,29 +544,33 @@ def split_processes() -> int:
     return max(1, (os.cpu_count() or 1) // pool)
 
 
-def import_dataset(*, project: Project, data: bytes, filename: str, progress=None, planned=None) -> ImportResult:
+def import_dataset(*, project: Project, data: "bytes | os.PathLike | BinaryIO", filename: str, progress=None,
+                   planned=None) -> ImportResult:
     """Validate the whole file, then write it in one transaction. Raises DatasetError listing every problem.
 
-    `planned(n)` once the file is checked, with the number of documents it holds; `progress(1)` after each one is
-    segmented. Segmenting (most of an import's time) happens before the write's transaction, so that a job's
-    progress is visible while it runs."""
+    `data`: the file's bytes, its path, or a binary file object (read from where it stands, a piece at a time, and
+    left open); `filename` tells the format. `planned(n)` once the file is checked, with the number of documents it
+    holds; `progress(1)` after each one is segmented. Segmenting (most of an import's time) happens before the
+    write's transaction, so that a job's progress is visible while it runs."""
     with cycle_collection_paused():
         return _import_dataset(project=project, data=data, filename=filename, progress=progress, planned=planned)
 
 
-def _import_dataset(*, project: Project, data: bytes, filename: str, progress, planned) -> ImportResult:
+def _import_dataset(*, project: Project, data, filename: str, progress, planned) -> ImportResult:
     processes = split_processes()
-    with Splitter(processes, len(data)) as splitter:
-        # Into an empty project every text is new: splitting starts while the file is still being read. Otherwise
-        # only what is not stored yet is split, once that is known.
-        early = splitter if not project.documents.exists() else None
-        documents, errors = parse(data, filename, project, early)
-        stored = compare_with_stored(documents, project, errors) if not errors else {}
-        if errors:
-            raise DatasetError(sorted(errors, key=lambda error: (error.line, error.field)))
-        if planned:
-            planned(len(documents))
-        segmented = segment_new(documents, stored, progress, splitter)
+    with opened(data) as file:
+        size = stream_size(file)
+        with Splitter(processes, PARALLEL_FROM_CHARS if size is None else size) as splitter:
+            # Into an empty project every text is new: splitting starts while the file is still being read.
+            # Otherwise only what is not stored yet is split, once that is known.
+            early = splitter if not project.documents.exists() else None
+            documents, errors = parse(file, filename, project, early)
+            stored = compare_with_stored(documents, project, errors) if not errors else {}
+            if errors:
+                raise DatasetError(sorted(errors, key=lambda error: (error.line, error.field)))
+            if planned:
+                planned(len(documents))
+            segmented = segment_new(documents, stored, progress, splitter)
     try:
         result = write_documents(project, documents, stored, segmented)
     except IntegrityError:
@@ -431,8 +584,20 @@ def _import_dataset(*, project: Project, data: bytes, filename: str, progress, p
 
 @dataclass
 class Segmented:
-    documents: dict[str, list] = field(default_factory=dict)  # uid -> its sentences (new documents only)
-    summaries: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (uid, model) -> sentence texts
+    """Where the sentences of what is not stored yet are, as numbers (Splitter.bounds): the sentences themselves are
+    made a few documents at a time while they are written."""
+
+    documents: dict[str, tuple] = field(default_factory=dict)  # uid -> its sentences' bounds (new documents only)
+    # (uid, model) -> the sentence texts the file gave, or their bounds
+    summaries: dict[tuple[str, str], list[str] | tuple] = field(default_factory=dict)
+
+    def document_sentences(self, uid: str, planned: PlannedDocument) -> list:
+        values = planned.values
+        return sentences_from_bounds(document_kind(values), values["document"], self.documents[uid])
+
+    def summary_sentences(self, uid: str, model: str, text: str) -> list[str]:
+        found = self.summaries[(uid, model)]
+        return found if isinstance(found, list) else sentences_from_bounds(SUMMARY, text, found)
 
 
 def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress, splitter: Splitter) -> Segmented:
@@ -456,19 +621,33 @@ def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress, s
     segmented = Segmented()
     for uid, planned, new_document, models in work:
         if new_document:
-            segmented.documents[uid] = splitter.sentences(document_kind(planned.values), planned.values["document"])
+            segmented.documents[uid] = splitter.bounds(document_kind(planned.values), planned.values["document"])
         for model in models:
             _line, text, given = planned.summaries[model]
-            segmented.summaries[(uid, model)] = given if given is not None else splitter.sentences(SUMMARY, text)
+            segmented.summaries[(uid, model)] = given if given is not None else splitter.bounds(SUMMARY, text)
         if progress:
             progress(1)
     return segmented
+
+
+# Documents written at a time: their sentences are made, sent and let go before the next ones' (at 10x UniSumEval
+# all the sentences at once took more memory than the rest of the import).
+WRITE_DOCUMENTS = 200
 
 
 @transaction.atomic
 def write_documents(project: Project, documents: dict[str, PlannedDocument], stored: dict,
                     segmented: Segmented) -> ImportResult:
     result = ImportResult(rows=sum(len(planned.summaries) for planned in documents.values()))
+    uids = list(documents)
+    for start in range(0, len(uids), WRITE_DOCUMENTS):
+        _write_some(project, {uid: documents[uid] for uid in uids[start:start + WRITE_DOCUMENTS]}, stored,
+                    segmented, result)
+    return result
+
+
+def _write_some(project: Project, documents: dict[str, PlannedDocument], stored: dict, segmented: Segmented,
+                result: ImportResult) -> None:
     stored_documents = stored.get("documents", {})
     stored_summaries = stored.get("summaries", {})
     stored_keyfacts = stored.get("keyfacts", {})
@@ -485,12 +664,13 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
     document_keys = {uid: pk for pk, uid in insert_rows_returning(
         Document, ["project", "uid", "doc_id", "source", "domain", "input_type", "length", "redact_type", "text",
                    "reference", "word_count", "text_sha256"], new_documents, ["id", "uid"])}
-    result.documents_created = len(new_documents)
-    document_keys.update((uid, document.pk) for uid, document in stored_documents.items())
+    result.documents_created += len(new_documents)
+    document_keys.update((uid, stored_documents[uid].pk) for uid in documents if uid in stored_documents)
 
     insert_rows(DocumentSentence, ["document", "index", "text", "turn", "speaker"], [
         (document_keys[uid], sentence.index, sentence.text, sentence.turn, sentence.speaker)
-        for _project, uid, *_values in new_documents for sentence in segmented.documents[uid]])
+        for _project, uid, *_values in new_documents
+        for sentence in segmented.document_sentences(uid, documents[uid])])
 
     new_summaries, their_sentences, keyfacts = [], [], []
     for uid, planned in documents.items():
@@ -500,7 +680,7 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
                 result.summaries_unchanged += 1
                 continue
             new_summaries.append((document_pk, model, text, sha256(text)))
-            their_sentences.append(segmented.summaries[(uid, model)])
+            their_sentences.append(segmented.summary_sentences(uid, model, text))
         if not stored_keyfacts.get(document_pk):
             for index, (text, origin, status) in enumerate(planned_keyfacts(planned)):
                 keyfacts.append((document_pk, index, text, origin, status))
@@ -511,6 +691,5 @@ def write_documents(project: Project, documents: dict[str, PlannedDocument], sto
         for (document_pk, model, _text, _sha), pieces in zip(new_summaries, their_sentences, strict=True)
         for index, text in enumerate(pieces)])
     insert_rows(KeyFact, ["document", "index", "text", "origin", "status"], keyfacts)
-    result.summaries_created = len(new_summaries)
-    result.keyfacts_created = len(keyfacts)
-    return result
+    result.summaries_created += len(new_summaries)
+    result.keyfacts_created += len(keyfacts)

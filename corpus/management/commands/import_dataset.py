@@ -26,12 +26,11 @@ class Command(BaseCommand):
                                f"e.g. {slugify(project)!r}")
         if not file.is_file():
             raise CommandError(f"no such file: {file}")
-        data = file.read_bytes()
         with transaction.atomic():
             target, created = Project.objects.get_or_create(slug=project, defaults={"name": name or project})
             bar = tqdm(desc="segmenting documents", unit="doc", disable=verbosity < 1, file=self.stderr._out)
             try:
-                result = import_dataset(project=target, data=data, filename=file.name, progress=bar.update)
+                result = import_dataset(project=target, data=file, filename=file.name, progress=bar.update)
             except DatasetError as exc:
                 bar.close()
                 for error in exc.errors:
