@@ -102,6 +102,25 @@ def test_the_grid_uses_the_width_at_1280_px_and_draws_the_current_row_and_column
     assert page.evaluate("(() => { const w = document.querySelector('.ka-matrix-wrap');"
                          " return w.scrollWidth <= w.clientWidth; })()")
     page.screenshot(path=os.path.join(SHOTS, "ka-grid-1280.png"))
+    # Going back through the cells by Tab from the last one, the grid scrolls up and left: no focused answer is ever
+    # under the sticky headings (or the submit bar below).
+    page.focus("#item-47")
+    hidden = []
+    for _ in range(2 * 48):  # Two stops a cell: its answers and its flag.
+        press(page, "Shift+Tab")
+        place = page.evaluate("""() => {
+            const el = document.activeElement;
+            if (!el.closest("#ka-matrix td")) return null;
+            const box = el.getBoundingClientRect();
+            const head = document.querySelector("#ka-matrix thead").getBoundingClientRect();
+            const side = document.querySelector("#ka-matrix .ka-corner").getBoundingClientRect();
+            const bar = document.querySelector(".submit-bar").getBoundingClientRect();
+            return box.top < head.bottom - 0.5 || box.left < side.right - 0.5 || box.bottom > bar.top + 0.5
+                ? el.closest("td").querySelector("fieldset").id : null;
+        }""")
+        if place:
+            hidden.append(place)
+    assert hidden == []
     # The page remembers; the button (or s again) brings the source back.
     page.reload()
     page.wait_for_selector("#item-0.current")
