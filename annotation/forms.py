@@ -53,9 +53,11 @@ class ImportForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size > settings.FINEGRAIN_MAX_UPLOAD_BYTES:
+        limit = settings.FINEGRAIN_MAX_UPLOAD_BYTES
+        if upload.size > limit:
             raise forms.ValidationError(
-                f"The file is {upload.size:,} bytes; the limit is {settings.FINEGRAIN_MAX_UPLOAD_BYTES:,}."
+                f"The file is {upload.size:,} bytes; this site takes files up to {limit:,} bytes, a limit its "
+                "operators set. Nothing was saved."
             )
         if not upload.name.lower().endswith((".jsonl", ".ndjson", ".json", ".csv")):
             raise forms.ValidationError("Upload a .jsonl or .csv file.")

@@ -279,7 +279,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- The protocol and its limits
 FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
-FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+# Largest import file. The upload goes to a temporary file on disk (not memory) and the import reads it a piece at a
+# time, so the limit is disk space and patience: 1 GiB takes a file of 10x UniSumEval's size (363 MB). nginx's
+# client_max_body_size (deploy/nginx) must be a little above it.
+FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 # Processes that split an import's texts into sentences (the splitter is pure Python: one core splits ~140,000
 # words a second); 1 splits in the importing process. 0: the machine's cores shared among the processes of the
 # Celery worker that runs the import (corpus.importing.split_processes), so that together they never ask for more.

@@ -22,13 +22,13 @@ def import_run(*, job_id: int) -> None:
 
 
 def _import(job: Job) -> None:
-    with job.input_file.open("rb") as file:
-        data = file.read()
     job.advance(0, "checking every row")
     progress = job.reporter("segmenting documents")
     try:
-        result = import_dataset(project=job.project, data=data, filename=job.params["filename"],
-                                progress=progress, planned=lambda total: job.begin(total=total))
+        # Read a piece at a time, never whole: an import's memory does not follow the file's size.
+        with job.input_file.open("rb") as file:
+            result = import_dataset(project=job.project, data=file, filename=job.params["filename"],
+                                    progress=progress, planned=lambda total: job.begin(total=total))
     except DatasetError as exc:
         problems = [{"line": error.line, "field": error.field, "message": error.message} for error in exc.errors]
         job.fail(f"Nothing was imported: {len(problems)} problem{'s' if len(problems) != 1 else ''}.",

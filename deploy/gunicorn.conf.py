@@ -14,8 +14,8 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000").split(",")
 workers = int(os.environ.get("GUNICORN_WORKERS", min(2 * multiprocessing.cpu_count() + 1, 8)))
 threads = int(os.environ.get("GUNICORN_THREADS", 1))
-# Pages answer in milliseconds; long work runs in Celery. The longest request is a 200 MB import upload, which nginx
-# buffers completely before it reaches gunicorn.
+# Pages answer in milliseconds; long work runs in Celery. The longest request is an import upload (up to
+# FINEGRAIN_MAX_UPLOAD_BYTES, 1 GiB by default), which nginx buffers completely before it reaches gunicorn.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", 60))
 graceful_timeout = 30
 keepalive = 5
