@@ -151,5 +151,10 @@ def test_the_cost_preview_opens_under_its_button_and_nothing_moves(page, live_se
     assert 0 <= gap < 40
     assert page.evaluate("document.activeElement.id") == "preview-cost"
     assert page.input_value("#id_hourly_wage_usd") == "16.32"
+    # Nothing of the page's own text leaks out of a template comment beside the buttons.
+    assert "{#" not in page.inner_text("form.settings")
     os.makedirs(SHOTS, exist_ok=True)
     page.screenshot(path=os.path.join(SHOTS, "cost-preview.png"))
+    page.mouse.wheel(0, 400)
+    page.wait_for_timeout(200)
+    page.screenshot(path=os.path.join(SHOTS, "cost-preview-below.png"))
