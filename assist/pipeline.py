@@ -160,6 +160,9 @@ def prelabel_document(document: Document, backend: ChatBackend, report: StepRepo
         sentences = list(summary.sentences.all())
         if sentences and not all(s.pk in done for s in sentences):
             pending.append(sentences)
+    # The document's pre-labels are stored together, in one statement.
+    labelled: list[SummarySentence] = []
+    results: list[dict] = []
     if offline:
         for sentences in pending:
             texts = [s.text for s in sentences]
@@ -167,36 +170,45 @@ def prelabel_document(document: Document, backend: ChatBackend, report: StepRepo
             judgements = backend.judge(source, texts, vectors["source"], encode_targets(texts, vectors),
                                        speakers=vectors["speakers"])
             latency = int((time.perf_counter() - started) * 1000)
-            store_prelabels(sentences, backend.name, version, [
-                dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="", latency_ms=latency,
-                     input_tokens=0, output_tokens=0, attempts=1, model=backend.model)
-                for j in judgements
-            ], report)
+            for sentence, j in zip(sentences, judgements):
+                labelled.append(sentence)
+                results.append(dict(category=j.category, reason=j.reason, status="ok", error="", raw_response="",
+                                    latency_ms=latency, input_tokens=0, output_tokens=0, attempts=1,
+                                    model=backend.model))
+        store_prelabels(labelled, backend.name, version, results, report)
         return
     jobs = [SummaryJob(key=position, source_sentences=source, summary_sentences=[s.text for s in sentences])
             for position, sentences in enumerate(pending)]
     outcomes = prelabel_many(backend, jobs, cache=DatabaseCache())
-    for sentences, results in zip(pending, outcomes):
-        store_prelabels(sentences, backend.name, version, [
-            dict(category=r.category or "", reason=r.reason or "", status=r.status, error=r.error or "",
-                 raw_response=r.raw_response or "", latency_ms=r.latency_ms or 0, input_tokens=r.input_tokens or 0,
-                 output_tokens=r.output_tokens or 0, attempts=r.attempts or 0, model=r.model or backend.model)
-            for r in results
-        ], report)
+    for sentences, outcome in zip(pending, outcomes):
+        for sentence, r in zip(sentences, outcome):
+            labelled.append(sentence)
+            results.append(dict(category=r.category or "", reason=r.reason or "", status=r.status,
+                                error=r.error or "", raw_response=r.raw_response or "", latency_ms=r.latency_ms or 0,
+                                input_tokens=r.input_tokens or 0, output_tokens=r.output_tokens or 0,
+                                attempts=r.attempts or 0, model=r.model or backend.model))
+    store_prelabels(labelled, backend.name, version, results, report)
 
 
-@transaction.atomic
+# What a stored pre-label takes from a new result of the same backend, model and prompt version (all but its key).
+PRELABEL_RESULT_FIELDS = ("category", "reason", "status", "error", "raw_response", "latency_ms", "input_tokens",
+                          "output_tokens", "attempts")
+
+
 def store_prelabels(sentences: list[SummarySentence], backend_name: str, version: str, results: list[dict],
                     report: StepReport) -> None:
-    for sentence, result in zip(sentences, results):
-        model = result.pop("model")
-        PreLabel.objects.update_or_create(
-            summary_sentence=sentence, backend=backend_name, model=model, prompt_version=version, defaults=result,
-        )
-        if result["status"] == "ok":
-            report.prelabeled += 1
-        else:
-            report.prelabel_failures += 1
+    """The pre-labels of `sentences` (the i-th result is the i-th sentence's) in one statement: a sentence's earlier
+    one of the same backend, model and prompt version (a failure being retried) takes the new result."""
+    if not sentences:
+        return
+    rows = [PreLabel(summary_sentence=sentence, backend=backend_name, prompt_version=version, **result)
+            for sentence, result in zip(sentences, results)]
+    PreLabel.objects.bulk_create(rows, update_conflicts=True,
+                                 unique_fields=["summary_sentence", "backend", "model", "prompt_version"],
+                                 update_fields=list(PRELABEL_RESULT_FIELDS))
+    ok = sum(row.status == PreLabel.Status.OK for row in rows)
+    report.prelabeled += ok
+    report.prelabel_failures += len(rows) - ok
 
 
 OFFLINE_KEYFACTS_NOTE = (
@@ -220,16 +232,16 @@ def generate_document_keyfacts(document: Document, backend: ChatBackend, report:
     voters = get_voter_backends()
     verdicts = (vote_keyfacts(voters, vectors["source_text"], generation.candidates, cache=DatabaseCache())
                 if voters else [])
+    chosen = [verdicts[index] if verdicts else None for index in range(len(generation.candidates))]
     with transaction.atomic():
-        for index, candidate in enumerate(generation.candidates):
-            verdict = verdicts[index] if verdicts else None
-            fact = KeyFact.objects.create(
-                document=document, index=index, text=candidate, origin=KeyFact.Origin.GENERATED,
-                status=KeyFact.Status.CANDIDATE if verdict is None or verdict.accepted else KeyFact.Status.REJECTED,
-            )
-            for vote in verdict.votes if verdict else []:
-                KeyFactVote.objects.create(keyfact=fact, backend=vote.backend, model=vote.model, accept=vote.accept,
-                                           reason=vote.reason or vote.error or "")
+        facts = KeyFact.objects.bulk_create([
+            KeyFact(document=document, index=index, text=candidate, origin=KeyFact.Origin.GENERATED,
+                    status=KeyFact.Status.CANDIDATE if verdict is None or verdict.accepted else KeyFact.Status.REJECTED)
+            for index, (candidate, verdict) in enumerate(zip(generation.candidates, chosen))])
+        KeyFactVote.objects.bulk_create([
+            KeyFactVote(keyfact=fact, backend=vote.backend, model=vote.model, accept=vote.accept,
+                        reason=vote.reason or vote.error or "")
+            for fact, verdict in zip(facts, chosen) for vote in (verdict.votes if verdict else [])])
     report.keyfacts_generated += len(generation.candidates)
     if not voters:
         report.notes.append("No voter backends configured (FINEGRAIN_LLM_VOTER_BACKENDS): "

@@ -89,15 +89,18 @@ class DocumentVectors:
         if not missing:
             return
         encoded = embeddings.encode([text for pk in missing for text in source[pk]], model_path=model_path)
-        start = 0
+        start, rows = 0, []
         for pk in missing:
             vectors = encoded[start:start + len(source[pk])]
             start += len(source[pk])
-            DocumentEmbedding.objects.update_or_create(
-                document_id=pk, model_name=identity.name, model_version=identity.version,
-                defaults={"sentences_sha256": sentences_digest(source[pk]), "dim": vectors.shape[1],
-                          "vectors": vectors.tobytes()})
+            rows.append(DocumentEmbedding(document_id=pk, model_name=identity.name, model_version=identity.version,
+                                          sentences_sha256=sentences_digest(source[pk]), dim=vectors.shape[1],
+                                          vectors=vectors.tobytes()))
             self._documents[pk] = (source[pk], vectors)
+        # A document's stale embedding (its sentences changed) is written over, as the pipeline does.
+        DocumentEmbedding.objects.bulk_create(rows, batch_size=100, update_conflicts=True,
+                                              unique_fields=["document", "model_name", "model_version"],
+                                              update_fields=["sentences_sha256", "dim", "vectors"])
 
     def get(self, document: Document) -> tuple[list[str], np.ndarray]:
         if document.pk not in self._documents:

@@ -3,7 +3,6 @@ private links. Every manual approve/reject/bonus/block is a Decision row with `c
 """
 
 import uuid
-from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -15,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from corpus.models import Job
 
 from ..crowd import outbox
+from ..crowd.base import usd
 from ..crowd.links import link_create, link_revoke, link_token
 from ..crowd.publishing import plan_publish, publish_start
 from ..crowd.registry import NAMES, closure_notice, get_provider, offered
@@ -52,7 +52,7 @@ def batch_status(batches) -> list[dict]:
             provider_response__has_key="local"), "assignment__crowd_claim__batch"),
         paid=Subquery(paid, output_field=DecimalField(max_digits=10, decimal_places=2)))
     return [{"batch": batch, **{name: getattr(batch, name) for name in BATCH_FIGURES},
-             "paid": batch.paid or Decimal("0.00")} for batch in figures]
+             "paid": usd(batch.paid or 0)} for batch in figures]
 
 
 BATCH_FIGURES = ("published", "accepted", "submitted", "unconfirmed", "discarded", "approved", "rejected",

@@ -167,34 +167,46 @@ def _number(value) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+# What a stored score takes from a new run of the same evaluator on the same summary (all but its key and when it
+# was first made).
+SCORE_FIELDS = ("project", "origin", "job", "evaluator_version", "backend", "model", "embedding_model",
+                "prompt_version", "inputs_sha256", "status", "error", *EvaluatorScore.DIMENSIONS, "scores", "details",
+                "calls", "latency_ms", "input_tokens", "output_tokens", "updated")
+
+
 @transaction.atomic
 def store_outcome(*, document: Document, job: Job | None, identity: Identity, outcome: DocumentOutcome,
                   digests: dict, sentence_ids: dict, inputs: DocumentInput) -> None:
+    """The document's scores in a few statements whatever its number of summaries and sentences: the scores
+    written over the earlier ones, their sentence scores replaced."""
     summarizers = dict(document.summaries.values_list("pk", "model"))
+    scores = []
     for result in outcome.summaries:
         calls = [call.as_dict() for call in result.calls]
-        score, _ = EvaluatorScore.objects.update_or_create(
+        scores.append(EvaluatorScore(
             evaluator=identity.evaluator, summary_id=result.key,
-            defaults=dict(
-                project_id=document.project_id, origin=EvaluatorScore.Origin.RUN, job=job,
-                evaluator_version=identity.evaluator_version, backend=identity.backend, model=identity.model,
-                embedding_model=identity.embedding_model, prompt_version=identity.prompt_version,
-                inputs_sha256=digests[result.key], status=result.status, error=result.error,
-                **{name: _number(result.dimensions.get(name)) for name in EvaluatorScore.DIMENSIONS},
-                scores={name: _number(value) for name, value in result.scores.items()},
-                details={"summarizer": summarizers.get(result.key, ""), **result.details}, calls=calls,
-                latency_ms=sum(call["latency_ms"] for call in calls),
-                input_tokens=sum(call["input_tokens"] for call in calls),
-                output_tokens=sum(call["output_tokens"] for call in calls),
-            ),
-        )
-        score.sentences.all().delete()
-        EvaluatorSentenceScore.objects.bulk_create([
-            EvaluatorSentenceScore(evaluator_score=score, summary_sentence_id=sentence_id,
-                                   score=_number(sentence.score), error=sentence.error, category=sentence.category,
-                                   reason=sentence.reason, details=sentence.details)
-            for sentence_id, sentence in zip(sentence_ids[result.key], result.sentences)
-        ])
+            project_id=document.project_id, origin=EvaluatorScore.Origin.RUN, job=job,
+            evaluator_version=identity.evaluator_version, backend=identity.backend, model=identity.model,
+            embedding_model=identity.embedding_model, prompt_version=identity.prompt_version,
+            inputs_sha256=digests[result.key], status=result.status, error=result.error,
+            **{name: _number(result.dimensions.get(name)) for name in EvaluatorScore.DIMENSIONS},
+            scores={name: _number(value) for name, value in result.scores.items()},
+            details={"summarizer": summarizers.get(result.key, ""), **result.details}, calls=calls,
+            latency_ms=sum(call["latency_ms"] for call in calls),
+            input_tokens=sum(call["input_tokens"] for call in calls),
+            output_tokens=sum(call["output_tokens"] for call in calls),
+        ))
+    # The primary keys come back, those of the rows written over included (PostgreSQL and SQLite return them).
+    EvaluatorScore.objects.bulk_create(scores, update_conflicts=True, unique_fields=["evaluator", "summary"],
+                                       update_fields=list(SCORE_FIELDS))
+    EvaluatorSentenceScore.objects.filter(evaluator_score__in=[score.pk for score in scores]).delete()
+    EvaluatorSentenceScore.objects.bulk_create([
+        EvaluatorSentenceScore(evaluator_score=score, summary_sentence_id=sentence_id,
+                               score=_number(sentence.score), error=sentence.error, category=sentence.category,
+                               reason=sentence.reason, details=sentence.details)
+        for score, result in zip(scores, outcome.summaries)
+        for sentence_id, sentence in zip(sentence_ids[result.key], result.sentences)
+    ])
     if outcome.document_details is not None:
         EvaluatorDocumentResult.objects.update_or_create(
             document=document, evaluator=identity.evaluator,

@@ -24,13 +24,18 @@ pytestmark = pytest.mark.django_db
 SMALL, LARGE = 1, 6
 
 
+# Transaction control and the session row differ between databases and set-ups, not between versions of this code
+# (as in test_serving_queries).
+NOT_COUNTED = re.compile(r'^\s*(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK|BEGIN|COMMIT)\b|"django_session"')
+
+
 def queries_of(client, url: str, **headers) -> int:
     """The queries of one GET, after one GET of the same page (caches that fill once per process are full)."""
     client.get(url, **headers)
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url, **headers)
     assert response.status_code in (200, 286), (url, response.status_code)
-    return len(captured.captured_queries)
+    return sum(not NOT_COUNTED.search(query["sql"]) for query in captured.captured_queries)
 
 
 def crowd_work(project, batches: int) -> list[dict]:
@@ -75,7 +80,7 @@ def crowd_work(project, batches: int) -> list[dict]:
         decide(unconfirmed, Decision.Kind.BONUS, status=Decision.Status.FAILED, amount_usd=Decimal("0.10"),
                last_error="The provider said no")
         link_create(project=project, task="fv", label=f"Reader {b}", days=7)
-        Job.objects.create(project=project, kind=Job.Kind.PUBLISH, status=Job.Status.DONE,
+        Job.objects.create(project=project, kind="crowd_publish", status=Job.Status.DONE,
                            params={"task": "fv", "provider": "prolific"}, result={"batch": str(batch.public_id)})
         expected.insert(0, {"published": len({a.hit_id for a in done}), "accepted": 4, "submitted": 3,
                             "unconfirmed": 1, "discarded": 1, "approved": 1, "rejected": 1, "places_added": 1,
@@ -121,15 +126,15 @@ POLLED = {
     "progress fragment": 5,
     "a job's fragment": 4,
     "the assist card": 10,
-    "quality numbers' state": 11,
-    "review list's state": 14,
-    "analytics figures' state": 18,
+    "quality numbers' state": 9,
+    "review list's state": 12,
+    "analytics figures' state": 16,
 }
 
 
 def polled_counts(client, project) -> dict[str, int]:
     slug, htmx = project.slug, {"HTTP_HX_REQUEST": "true"}
-    job = project.jobs.filter(kind=Job.Kind.PUBLISH).first()
+    job = project.jobs.filter(kind="crowd_publish").first()
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)  # still followed
     return {
         "crowd page": queries_of(client, reverse("crowd_manage", args=[slug])),
