@@ -3,8 +3,11 @@ that beat runs (CELERY_BEAT_SCHEDULE in settings). Each task takes ids and calls
 
 from celery import shared_task
 
+from corpus.jobs import JobKind, register_kinds
+from corpus.tasks import snapshot_task
 from corpus.time_limits import GRACE, MINUTE
 
+from .job_kinds import HITS_BUILD, QUALITY, REVIEW_TALLY, TOPUPS
 from .services.assignment import release_expired as release_expired_reservations
 from .services.hits import hits_build_run
 from .services.review_tally import review_tally_run
@@ -36,3 +39,11 @@ def review_tally_task(job_id: int) -> None:
 def topups_task(job_id: int) -> None:
     # Rerunnable: a unit gets a top-up only while its HITs promise fewer labels than it needs.
     topups_run(job_id=job_id)
+
+
+register_kinds(
+    JobKind(HITS_BUILD, "Build HITs", hits_build_task, unit="tasks"),
+    JobKind(REVIEW_TALLY, "Review list", review_tally_task, unit="tasks"),
+    JobKind(TOPUPS, "Top-up labels", topups_task),
+    JobKind(QUALITY, "Quality numbers", snapshot_task),
+)

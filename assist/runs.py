@@ -24,11 +24,14 @@ def check_steps(steps: tuple[str, ...]) -> None:
         raise ValueError(f"unknown assist step(s): {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
 
 
+ASSIST = "assist"  # its job kind (assist/tasks.py)
+
+
 def job_create(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
     """A running job for a run in this process (the run_assist command), without a task."""
     check_steps(steps)
     return Job.objects.create(
-        project=project, kind=Job.Kind.ASSIST, status=Job.Status.RUNNING, total=project.documents.count(),
+        project=project, kind=ASSIST, status=Job.Status.RUNNING, total=project.documents.count(),
         started=timezone.now(), params={"steps": list(steps)}, result=empty_result(),
         created_by=user if user is not None and user.is_authenticated else None,
     )
@@ -36,11 +39,9 @@ def job_create(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -
 
 def assist_start(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:
     """Queue an assist run; raises JobAlreadyOpen while another one is queued or running for the project."""
-    from .tasks import assist_task
-
     check_steps(steps)
-    return job_start(kind=Job.Kind.ASSIST, project=project, task=assist_task, user=user,
-                     total=project.documents.count(), params={"steps": list(steps)}, exclusive=True)
+    return job_start(kind=ASSIST, project=project, user=user, total=project.documents.count(),
+                     params={"steps": list(steps)}, exclusive=True)
 
 
 def assist_run(*, job_id: int) -> None:
@@ -48,16 +49,9 @@ def assist_run(*, job_id: int) -> None:
 
 
 def _queue_documents(job: Job) -> None:
-    from .tasks import assist_document_task
-
-    document_ids = list(job.project.documents.values_list("pk", flat=True))
     job.result = empty_result()
     job.save(update_fields=["result"])
-    job.begin(total=len(document_ids))
-    if not document_ids:
-        Job.finish_if_complete(job.pk)
-    for document_id in document_ids:
-        assist_document_task.delay(job.pk, document_id)
+    job.fan_out(list(job.project.documents.values_list("pk", flat=True)))
 
 
 def job_run_document(job_id: int, document_id: int) -> None:

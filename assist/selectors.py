@@ -1,11 +1,11 @@
 """Reads of a project's AI assistance that other apps' pages show."""
 
-from corpus.models import Job
 
 from .config import backend_config
 from .llm.registry import get_backend
 from .models import ContextualMapping, OfflineCalibration, PreLabel
 from .pipeline import OFFLINE_KEYFACTS_NOTE
+from .runs import ASSIST
 
 
 def offline_threshold_status(project) -> dict:
@@ -35,5 +35,5 @@ def assist_status(project) -> dict:
         "flagged": PreLabel.objects.filter(summary_sentence__summary__document__project=project,
                                            status=PreLabel.Status.OK).exclude(category="no_error").count(),
         "hallucinogenic": project.documents.filter(hallucinogenic=True).count(),
-        "job": project.jobs.filter(kind=Job.Kind.ASSIST).first(),
+        "job": project.jobs.filter(kind=ASSIST).first(),
     }

@@ -1,9 +1,10 @@
 from celery import shared_task
 
+from corpus.jobs import JobKind, register_kinds
 from corpus.time_limits import DOCUMENT, GRACE, MINUTE
 
-from .evaluators.runs import evaluator_run_document
-from .runs import assist_run, job_run_document
+from .evaluators.runs import EVALUATOR, evaluator_run_document
+from .runs import ASSIST, assist_run, job_run_document
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=10 * MINUTE,
@@ -23,3 +24,9 @@ def assist_document_task(job_id: int, document_id: int) -> None:
 def evaluator_document_task(job_id: int, document_id: int) -> None:
     # Idempotent: a summary already scored with the same evaluator, model and inputs is skipped.
     evaluator_run_document(job_id, document_id)
+
+
+register_kinds(
+    JobKind(ASSIST, "AI assistance", assist_task, unit="documents", part=assist_document_task),
+    JobKind(EVALUATOR, "Automatic evaluator", None, unit="documents", part=evaluator_document_task),
+)

@@ -6,4 +6,7 @@ class CorpusConfig(AppConfig):
     verbose_name = "Corpus"
 
     def ready(self):
-        from . import first_login  # noqa: F401 (connects the log-in signal)
+        from . import (
+            first_login,  # noqa: F401 (connects the log-in signal)
+            tasks,  # noqa: F401 (registers the import's job kind)
+        )

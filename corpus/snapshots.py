@@ -92,13 +92,11 @@ def job_for_fingerprint(project: Project, kind: str, *, fingerprint: str, start:
 
 
 def snapshot_start(*, project: Project, kind: str, user=None, fingerprint: str = "") -> Job:
-    """A new job (a retry after a failure, or the first one)."""
-    from .tasks import snapshot_task
-
+    """A new job (a retry after a failure, or the first one). The kind's app registers it as a job kind run by
+    `snapshot_task` too (corpus.jobs)."""
     if kind not in _KINDS:
         raise ValueError(f"Unknown kind of stored numbers: {kind!r}")
-    return job_start(kind=kind, project=project, task=snapshot_task, user=user, total=1,
-                     params={"fingerprint": fingerprint})
+    return job_start(kind=kind, project=project, user=user, total=1, params={"fingerprint": fingerprint})
 
 
 def snapshot_run(*, job_id: int) -> None:

@@ -1,8 +1,9 @@
 from celery import shared_task
 
+from .jobs import JobKind, register_kinds
 from .snapshots import snapshot_run
 from .time_limits import GRACE, HOUR, MINUTE
-from .uploads import import_run
+from .uploads import IMPORT, import_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=HOUR, time_limit=HOUR + GRACE)
@@ -16,3 +17,6 @@ def import_task(job_id: int) -> None:
 def snapshot_task(job_id: int) -> None:
     # Rerunnable: a redelivered task computes the same numbers from the same data (a finished job is not rerun).
     snapshot_run(job_id=job_id)
+
+
+register_kinds(JobKind(IMPORT, "Import", import_task, unit="documents"))

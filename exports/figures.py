@@ -44,13 +44,13 @@ from .paper_tables import (
     source_lengths,
 )
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
+from .runs import EXPORT
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
 from .selectors import analysis_labels, evaluators_of, label_source, task_votes
 from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
 
-# Not one of corpus.Job.Kind's choices (a model other apps own): the jobs fragment shows the raw value.
-KIND = "analytics"
+KIND = "analytics"  # its job kind (exports/tasks.py)
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 # The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
 # differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels
@@ -96,7 +96,7 @@ def labels_fingerprint(project: Project) -> str:
         ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
                                                                 changed=Max("imported")),
         # Jobs that only read (exports, stored numbers, the reviewer's tally) change nothing the figures read.
-        project.jobs.exclude(kind__in=[KIND, Job.Kind.EXPORT, REVIEW_TALLY, *snapshot_kinds()]).aggregate(
+        project.jobs.exclude(kind__in=[KIND, EXPORT, REVIEW_TALLY, *snapshot_kinds()]).aggregate(
             n=Count("pk"), finished=Max("finished")),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
@@ -119,9 +119,7 @@ def figures_job(project: Project, *, include_simulated: bool, fingerprint: str, 
 
 
 def figures_start(*, project: Project, include_simulated: bool, user=None, fingerprint: str = "") -> Job:
-    from .tasks import analytics_task
-
-    return job_start(kind=KIND, project=project, task=analytics_task, user=user, total=1,
+    return job_start(kind=KIND, project=project, user=user, total=1,
                      params={"include_simulated": include_simulated, "fingerprint": fingerprint})
 
 

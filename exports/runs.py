@@ -19,11 +19,12 @@ def export_directory(job: Job) -> Path:
     return Path(settings.MEDIA_ROOT) / "exports" / job.project.slug / f"job-{job.pk}"
 
 
+EXPORT = "export"  # its job kind (exports/tasks.py)
+
+
 def export_start(*, project: Project, options: ExportOptions, user=None) -> Job:
     """Queue an export; raises JobAlreadyOpen while another one is queued or running for the project."""
-    from .tasks import export_task
-
-    return job_start(kind=Job.Kind.EXPORT, project=project, task=export_task, user=user,
+    return job_start(kind=EXPORT, project=project, user=user,
                      total=Summary.objects.filter(document__project=project).count(),
                      params={"options": dataclasses.asdict(options)}, exclusive=True)
 

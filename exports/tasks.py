@@ -1,9 +1,11 @@
 from celery import shared_task
 
+from corpus.jobs import JobKind, register_kinds
 from corpus.time_limits import GRACE, HOUR, MINUTE
 
+from .figures import KIND as ANALYTICS
 from .figures import figures_run
-from .runs import export_run
+from .runs import EXPORT, export_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=HOUR, time_limit=HOUR + GRACE)
@@ -17,3 +19,9 @@ def export_task(job_id: int) -> None:
 def analytics_task(job_id: int) -> None:
     # Rerunnable: a redelivered task computes the same figures from the same labels (a finished job is not rerun).
     figures_run(job_id=job_id)
+
+
+register_kinds(
+    JobKind(EXPORT, "Export", export_task, unit="summaries"),
+    JobKind(ANALYTICS, "Analytics figures", analytics_task),
+)

@@ -18,7 +18,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotation.views.jobs import polled_fragment
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
-from assist.evaluators.runs import evaluator_run_start
+from assist.evaluators.runs import EVALUATOR, evaluator_run_start
 from assist.llm.base import BackendError
 from corpus.access import get_managed_project
 from corpus.importing import DatasetError
@@ -30,7 +30,7 @@ from .export import TABLE_FORMATS, ExportOptions
 from .figures import DIMENSIONS, current_figures, figures_job, figures_start, labels_fingerprint, table_from
 from .figures import KIND as FIGURES_KIND
 from .paper_tables import PAPER_TABLES
-from .runs import export_start
+from .runs import EXPORT, export_start
 from .tables import TABLES, table_columns
 
 
@@ -50,9 +50,9 @@ def analytics(request, slug):
     config = backend_config()
     context = {"project": project, "include_simulated": include_simulated,
                "dimension": dimension, "dimensions": DIMENSIONS, "tables": TABLES, "table_formats": TABLE_FORMATS,
-               "jobs": project.jobs.filter(kind=Job.Kind.EXPORT)[:5], "evaluator_names": EVALUATOR_NAMES,
+               "jobs": project.jobs.filter(kind=EXPORT)[:5], "evaluator_names": EVALUATOR_NAMES,
                "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
-               "evaluator_jobs": project.jobs.filter(kind=Job.Kind.EVALUATOR)[:5]}
+               "evaluator_jobs": project.jobs.filter(kind=EVALUATOR)[:5]}
     stored, fingerprint = current_figures(project, include_simulated=include_simulated)
     if stored is None:
         context["figures_job"] = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint,
@@ -160,7 +160,7 @@ def evaluator_run(request, slug):
     if backend not in ("", *backend_config().llm_voter_backends, backend_config().llm_backend):
         messages.error(request, "Choose one of the configured LLM backends.")
         return redirect(anchor)
-    running = project.jobs.filter(kind=Job.Kind.EVALUATOR, status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+    running = project.jobs.filter(kind=EVALUATOR, status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
                                   result__evaluator=evaluator).first()
     if running:
         messages.info(request, f"A {evaluator} run is already in progress: its progress shows below.")
@@ -197,7 +197,7 @@ def export_create(request, slug):
 @login_required
 def export_download(request, slug, pk, name):
     project = get_managed_project(request.user, slug)
-    job = get_object_or_404(project.jobs.filter(kind=Job.Kind.EXPORT, status=Job.Status.DONE), pk=pk)
+    job = get_object_or_404(project.jobs.filter(kind=EXPORT, status=Job.Status.DONE), pk=pk)
     if name not in job.result.get("files", []):
         raise Http404("No such file")
     path = Path(job.result["directory"]) / name

@@ -27,8 +27,10 @@ from django.dispatch import Signal
 from django.urls import reverse
 from django.utils import timezone
 
+from corpus.jobs import queue_task
 from corpus.models import Job, Project, job_start
 
+from ..job_kinds import PUBLISH
 from ..models import CrowdBatch, CrowdHit, Hit, Provider, Unit
 from ..redundancy import Verdict, redundancy_of
 from .base import CostEstimate, ProviderError, ProviderTransientError, PublishItem
@@ -39,6 +41,7 @@ logger = logging.getLogger(__name__)
 # The key of a top-up batch's `estimate` naming the live batch it adds HITs to (annotation/crowd/topups.py): such a
 # batch is never resumed by a manager's publication.
 TOPUPS_OF = "topups_of"
+PUBLISH_HIT = "annotation.crowd.publish_hit"  # the task creating one HIT on its provider
 # Sent once a publication (not a top-up batch) is out: the top-up HITs built before it go to its workers, each paid
 # for its own units (annotation/crowd/topups.py), never in the publication itself at its average reward.
 batch_published = Signal()
@@ -267,9 +270,7 @@ def publish(*, plan: PublishPlan, created_by=None, provider=None, progress=None)
 
 def publish_start(*, project: Project, task: str, provider: str, sandbox: bool, user=None) -> Job:
     """Publish a task's HITs in the background: a Job row the crowd page follows, and its `publish_batch` task."""
-    from .tasks import publish_batch
-
-    return job_start(kind=Job.Kind.PUBLISH, project=project, task=publish_batch, user=user,
+    return job_start(kind=PUBLISH, project=project, user=user,
                      params={"task": task, "provider": provider, "sandbox": sandbox})
 
 
@@ -296,8 +297,6 @@ def _publish(job: Job) -> None:
 def publish_queue(*, plan: PublishPlan, created_by=None, job: Job | None = None) -> CrowdBatch:
     """The path with crowd workers: write the batch and its CrowdHit rows, then, once they are committed, queue one
     `publish_hit` task per pending HIT on the `crowd` queue. A lost message is re-queued by beat."""
-    from .tasks import publish_hit
-
     if plan.problems:
         raise ValueError("Cannot publish: " + " ".join(plan.problems))
     with transaction.atomic():
@@ -307,7 +306,7 @@ def publish_queue(*, plan: PublishPlan, created_by=None, job: Job | None = None)
         pending.update(queued_at=timezone.now())
         if job is not None:
             job.begin(total=len(ids))
-        transaction.on_commit(lambda: [publish_hit.delay(pk) for pk in ids])
+        transaction.on_commit(lambda: [queue_task(PUBLISH_HIT, pk) for pk in ids])
     return batch
 
 
@@ -348,8 +347,6 @@ def publishing_requeue(*, older_than: timedelta | None = None) -> dict[str, int]
     """What beat runs: queue again every pending HIT whose task was queued longer ago than `older_than` (its message
     was lost: Redis restarted, a worker died without giving it back) and finish batches whose last HIT was recorded
     but not the batch's end. A message that is merely slow only costs a task that finds its row published."""
-    from .tasks import publish_hit
-
     now = timezone.now()
     cutoff = now - (older_than if older_than is not None
                     else timedelta(seconds=settings.FINEGRAIN_PUBLISH_REQUEUE_SECONDS))
@@ -359,7 +356,7 @@ def publishing_requeue(*, older_than: timedelta | None = None) -> dict[str, int]
     ids = list(stale.values_list("pk", flat=True))
     CrowdHit.objects.filter(pk__in=ids).update(queued_at=now)
     for pk in ids:
-        publish_hit.delay(pk)
+        queue_task(PUBLISH_HIT, pk)
     finished = 0
     complete = (CrowdBatch.objects.filter(status=CrowdBatch.Status.PUBLISHING, crowd_hits__isnull=False)
                 .exclude(crowd_hits__published_at__isnull=True).distinct().values_list("pk", flat=True))

@@ -6,8 +6,10 @@ A task takes an id, loads the row and calls the service; the retries with backof
 
 from celery import shared_task
 
+from corpus.jobs import JobKind, register_kinds
 from corpus.time_limits import CALL, GRACE, HOUR
 
+from ..job_kinds import PUBLISH
 from .outbox import RetryLater
 from .outbox import execute_decision as execute
 
@@ -82,3 +84,6 @@ def publish_batch(job_id: int) -> None:
     from .publishing import publish_run
 
     publish_run(job_id=job_id)
+
+
+register_kinds(JobKind(PUBLISH, "Crowd publishing", publish_batch, unit="HITs"))

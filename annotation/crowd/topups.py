@@ -35,6 +35,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q
 from django.dispatch import receiver
 from django.utils import timezone
 
+from corpus.jobs import queue_task
 from corpus.models import Project
 
 from ..models import CrowdBatch, CrowdHit, Decision, Hit, Task, Unit
@@ -46,6 +47,8 @@ from .publishing import TOPUPS_OF, batch_published, pay_problems, publish_queued
 from .registry import get_provider
 
 logger = logging.getLogger(__name__)
+# The task putting one top-up HIT out on its provider (annotation/crowd/tasks.py).
+RELEASE_TOPUP = "annotation.crowd.release_topup"
 # MTurk charges a higher fee from 10 assignments on a HIT (MTurkProvider.fee_rate).
 MTURK_FEE_LINE = 10
 
@@ -166,12 +169,10 @@ def _in_new_batches(live: CrowdBatch, hits: list[Hit]) -> list[int]:
 
 def _dispatch(ids: list[int]) -> None:
     """With crowd workers, one task per row; otherwise here, one after the other (beat takes up what is left)."""
-    from .tasks import release_topup
-
     CrowdHit.objects.filter(pk__in=ids).update(queued_at=timezone.now())
     if publishing_is_queued():
         for pk in ids:
-            release_topup.delay(pk)
+            queue_task(RELEASE_TOPUP, pk)
         return
     for pk in ids:
         try:
@@ -231,8 +232,6 @@ def _add_places(crowd_hit: CrowdHit, batch: CrowdBatch, impl) -> None:
 def topups_requeue(*, older_than: timedelta | None = None) -> int:
     """What beat runs: queue again the top-up places still pending in live batches long after they were queued (a
     lost message, a crash, a retry given up). Top-up batches of their own are publishing's (publishing_requeue)."""
-    from .tasks import release_topup
-
     now = timezone.now()
     cutoff = now - (older_than if older_than is not None
                     else timedelta(seconds=settings.FINEGRAIN_PUBLISH_REQUEUE_SECONDS))
@@ -242,5 +241,5 @@ def topups_requeue(*, older_than: timedelta | None = None) -> int:
     ids = list(stale.values_list("pk", flat=True))
     CrowdHit.objects.filter(pk__in=ids).update(queued_at=now)
     for pk in ids:
-        release_topup.delay(pk)
+        queue_task(RELEASE_TOPUP, pk)
     return len(ids)

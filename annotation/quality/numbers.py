@@ -21,13 +21,14 @@ from datetime import date
 from django.db.models import Count, Max, Q, Sum
 from django.urls import reverse
 
+from assist.runs import ASSIST
 from corpus.models import Job, Project
 from corpus.snapshots import SnapshotState, snapshot_state
 
+from ..job_kinds import HITS_BUILD
+from ..job_kinds import QUALITY as KIND
 from ..models import Annotator, Assignment, AttentionCheck, Label, ProjectAnnotator
 from .dashboard import AnnotatorQuality, Dashboard, project_quality
-
-KIND = "quality"
 
 
 def quality_basis(project: Project) -> dict:
@@ -49,7 +50,7 @@ def quality_basis(project: Project) -> dict:
         # reach the numbers through submissions; the newest check of any project (an index lookup) and the HIT
         # builds and AI assistance runs (a unit's AI judgment, read by blind endorsement) guard the rest.
         "checks": AttentionCheck.objects.aggregate(last=Max("pk")),
-        "jobs": project.jobs.filter(kind__in=[Job.Kind.HITS_BUILD, Job.Kind.ASSIST]).aggregate(
+        "jobs": project.jobs.filter(kind__in=[HITS_BUILD, ASSIST]).aggregate(
             n=Count("pk"), finished=Max("finished")),
     }
 

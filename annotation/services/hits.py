@@ -17,6 +17,7 @@ from assist.prelabel import prelabel_backend
 from corpus.bulk import cycle_collection_paused, refresh_stale_statistics, update_rows
 from corpus.models import Document, DocumentSentence, Job, KeyFact, Project, Summary, SummarySentence, job_start
 
+from ..job_kinds import HITS_BUILD
 from ..models import Hit, Label, Task, Unit
 from ..wording import describe_source
 
@@ -354,14 +355,11 @@ def refresh_snapshots(project: Project, task: str) -> int:
 
 def hits_build_start(*, project: Project, tasks: list[str], user=None) -> Job:
     """Build HITs for `tasks` in the background, in the protocol's order (KA after KV settles key-facts)."""
-    from ..tasks import hits_build_task
-
     unknown = [task for task in tasks if task not in Task.values]
     if unknown or not tasks:
         raise ValueError(f"Unknown task(s) {', '.join(unknown) or '(none given)'}: use {', '.join(Task.values)}")
     ordered = [task for task in Task.values if task in tasks]
-    return job_start(kind=Job.Kind.HITS_BUILD, project=project, task=hits_build_task, user=user, total=len(ordered),
-                     params={"tasks": ordered})
+    return job_start(kind=HITS_BUILD, project=project, user=user, total=len(ordered), params={"tasks": ordered})
 
 
 def hits_build_run(*, job_id: int) -> None:

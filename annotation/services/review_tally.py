@@ -26,9 +26,13 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from assist.runs import ASSIST
 from corpus.models import Document, Job, Project, Summary, job_start
 from corpus.snapshots import job_for_fingerprint
+from corpus.uploads import IMPORT
 
+from ..job_kinds import HITS_BUILD
+from ..job_kinds import REVIEW_TALLY as KIND
 from ..models import (
     Assignment,
     AttentionCheck,
@@ -44,7 +48,6 @@ from ..models import (
 from ..models.assignment import counted_submission_q
 from ..selectors import REVIEW_QUESTION, standing_flag_q
 
-KIND = "review_tally"
 TASKS = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT)
 BATCH = 2000
 
@@ -63,7 +66,7 @@ def review_fingerprint(project: Project) -> str:
         Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
         Summary.objects.filter(document__project=project).aggregate(n=Count("pk"), last=Max("pk")),
-        project.jobs.filter(kind__in=[Job.Kind.HITS_BUILD, Job.Kind.ASSIST, Job.Kind.IMPORT]).aggregate(
+        project.jobs.filter(kind__in=[HITS_BUILD, ASSIST, IMPORT]).aggregate(
             n=Count("pk"), finished=Max("finished")),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
@@ -84,10 +87,7 @@ def review_tally_job(project: Project, *, fingerprint: str, user=None) -> Job:
 
 
 def review_tally_start(*, project: Project, user=None, fingerprint: str = "") -> Job:
-    from ..tasks import review_tally_task
-
-    return job_start(kind=KIND, project=project, task=review_tally_task, user=user, total=len(TASKS),
-                     params={"fingerprint": fingerprint})
+    return job_start(kind=KIND, project=project, user=user, total=len(TASKS), params={"fingerprint": fingerprint})
 
 
 def review_tally_run(*, job_id: int) -> None:

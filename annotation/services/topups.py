@@ -29,6 +29,7 @@ from django.dispatch import Signal
 
 from corpus.models import Job, Project, job_start
 
+from ..job_kinds import TOPUPS
 from ..models import Hit, Task, Unit, UnitState
 from ..redundancy import Verdict, redundancy_of
 
@@ -131,12 +132,10 @@ def topups_start(*, project: Project, user=None) -> Job:
     """Queue the top-up job, or give the one already queued: it has not read the units yet, so it will see these
     too. A running one may have read them already, so another is queued behind it (builds take the project's lock in
     turn and build only what is still wanting)."""
-    from ..tasks import topups_task
-
-    queued = project.jobs.filter(kind=Job.Kind.TOPUPS, status=Job.Status.QUEUED).first()
+    queued = project.jobs.filter(kind=TOPUPS, status=Job.Status.QUEUED).first()
     if queued is not None:
         return queued
-    return job_start(kind=Job.Kind.TOPUPS, project=project, task=topups_task, user=user)
+    return job_start(kind=TOPUPS, project=project, user=user)
 
 
 # Sent by the top-up job once its HITs are built and committed, with `project`: the crowd side

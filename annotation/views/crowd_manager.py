@@ -11,8 +11,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from corpus.models import Job
-
 from ..crowd import outbox
 from ..crowd.base import usd
 from ..crowd.links import link_create, link_revoke, link_token
@@ -20,6 +18,7 @@ from ..crowd.publishing import plan_publish, publish_start
 from ..crowd.registry import NAMES, closure_notice, get_provider, offered
 from ..crowd.tasks import enqueue
 from ..forms import BonusForm, DecisionForm, PrivateLinkForm, form_problems
+from ..job_kinds import PUBLISH
 from ..models import Annotator, Assignment, CrowdHit, Decision, LedgerEntry, PrivateLink, Provider, Task
 from ..permissions import get_managed_project, get_project_annotator
 from ..selectors import count_of
@@ -83,7 +82,7 @@ def manage(request, slug):
         "links": links, "links_query": links_query, "tasks": Task.choices,
         "providers": offered(), "closures": [notice for name in NAMES if (notice := closure_notice(name))],
         "workers": workers, "workers_query": workers_query,
-        "jobs": project.jobs.filter(kind=Job.Kind.PUBLISH)[:5],
+        "jobs": project.jobs.filter(kind=PUBLISH)[:5],
     }
     return render(request, "annotation/crowd/manage.html", context)
 

@@ -10,9 +10,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from corpus.models import Assistance, Job, Membership
+from corpus.models import Assistance, Membership
 
 from ..forms import AblationForm, form_problems
+from ..job_kinds import HITS_BUILD
 from ..models import Annotator, Assignment, Hit, ItemFlag, Label, Task
 from ..models.assignment import failed_submission_q
 from ..permissions import get_managed_hit, get_managed_project, get_reviewed_project, role_in
@@ -32,7 +33,7 @@ def _progress_context(project) -> dict:
 def _page_context(project, context: dict | None = None) -> dict:
     """The whole page: the progress, the Build HITs form and the latest builds (jobs the page follows)."""
     return {**(context or _progress_context(project)),
-            "build_jobs": project.jobs.filter(kind=Job.Kind.HITS_BUILD)[:3]}
+            "build_jobs": project.jobs.filter(kind=HITS_BUILD)[:3]}
 
 
 @login_required

@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from assist.selectors import assist_status
-from corpus.models import DocumentSentence, Job, KeyFact, Membership, Summary, SummarySentence
-from corpus.uploads import import_start
+from corpus.models import DocumentSentence, KeyFact, Membership, Summary, SummarySentence
+from corpus.uploads import IMPORT, import_start
 
 from ..forms import ImportForm, ProjectForm
 from ..permissions import (
@@ -145,4 +145,4 @@ def import_upload(request, slug):
         job = import_start(project=project, upload=form.cleaned_data["file"], user=request.user)
         return redirect("job_status", project.slug, job.pk)
     return render(request, "annotation/import.html", {"project": project, "form": form,
-                                                      "jobs": project.jobs.filter(kind=Job.Kind.IMPORT)[:5]})
+                                                      "jobs": project.jobs.filter(kind=IMPORT)[:5]})

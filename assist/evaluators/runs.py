@@ -37,6 +37,9 @@ class RunReport:
     failures: list[str] = dataclasses.field(default_factory=list)
 
 
+EVALUATOR = "evaluator"  # its job kind (assist/tasks.py)
+
+
 def evaluator_job_create(*, project: Project, evaluator: str, backend: str = "", model_path: str = "",
                          user=None) -> Job:
     """The Job row of a run; raises assist.config.ConfigError for an unknown evaluator or an unusable backend. The
@@ -44,7 +47,7 @@ def evaluator_job_create(*, project: Project, evaluator: str, backend: str = "",
     model_path = model_path or project.evaluator_model
     identity = build_evaluator(evaluator, backend=backend or None, model_path=model_path or None).identity()
     return Job.objects.create(
-        project=project, kind=Job.Kind.EVALUATOR, status=Job.Status.RUNNING, total=project.documents.count(),
+        project=project, kind=EVALUATOR, status=Job.Status.RUNNING, total=project.documents.count(),
         started=timezone.now(), created_by=user if user is not None and user.is_authenticated else None,
         message=f"{evaluator} on {identity.model}",
         result={"evaluator": evaluator, "backend": backend, "model_path": model_path,

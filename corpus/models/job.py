@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from ..jobs import job_kind, kind_choices
 from .project import Project
 
 
@@ -40,28 +41,15 @@ class JobAlreadyOpen(Exception):
 
 
 class Job(models.Model):
-    class Kind(models.TextChoices):
-        IMPORT = "import", "Import"
-        HITS_BUILD = "hits_build", "Build HITs"
-        ASSIST = "assist", "AI assistance"
-        EXPORT = "export", "Export"
-        PUBLISH = "crowd_publish", "Crowd publishing"
-        EVALUATOR = "evaluator", "Automatic evaluator"
-        TOPUPS = "topups", "Top-up labels"
-
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    # What `progress` and `total` count.
-    UNITS = {Kind.IMPORT: "documents", Kind.HITS_BUILD: "tasks", Kind.ASSIST: "documents",
-             Kind.EXPORT: "summaries", Kind.PUBLISH: "HITs",
-             Kind.EVALUATOR: "documents"}
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
-    kind = models.CharField(max_length=40, choices=Kind.choices)
+    # The kinds are declared by the apps that run them (corpus.jobs), so the choices are read when needed.
+    kind = models.CharField(max_length=40, choices=kind_choices)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
@@ -98,7 +86,11 @@ class Job(models.Model):
 
     @property
     def unit(self) -> str:
-        return self.UNITS.get(self.kind, "steps")
+        """What `progress` and `total` count."""
+        try:
+            return job_kind(self.kind).unit
+        except LookupError:  # a row of a kind no app declares any more
+            return "steps"
 
     @property
     def detail_template(self) -> str:
@@ -140,6 +132,16 @@ class Job(models.Model):
     def advance(self, step: int = 1, message: str = "") -> None:
         # An UPDATE with F() so that parallel per-document tasks never overwrite each other's progress.
         Job.objects.filter(pk=self.pk).update(progress=models.F("progress") + step, message=message[:300])
+
+    def fan_out(self, document_ids: list[int]) -> None:
+        """Work split by document: queue the kind's per-document task (corpus.jobs, `part`) once for each; the last
+        to finish ends the row, and with no document the row ends now."""
+        part = job_kind(self.kind).part
+        self.begin(total=len(document_ids))
+        if not document_ids:
+            Job.finish_if_complete(self.pk)
+        for document_id in document_ids:
+            part.delay(self.pk, document_id)
 
     @classmethod
     def finish_if_complete(cls, pk: int) -> None:
@@ -202,10 +204,12 @@ class ProgressReporter:
         self.pending, self.written = 0, time.monotonic()
 
 
-def job_start(*, kind: str, project: Project, task, user=None, total: int = 0, params: dict | None = None,
+def job_start(*, kind: str, project: Project, user=None, total: int = 0, params: dict | None = None,
               input_file=None, exclusive: bool = False) -> Job:
-    """Write the job's row and queue `task(job_id)` once the row is committed (a worker never looks for a row that
-    is not there yet). `exclusive`: refuse with JobAlreadyOpen while a job of this kind is open for the project."""
+    """Write the job's row and queue its kind's task (corpus.jobs) with the row's id once the row is committed (a
+    worker never looks for a row that is not there yet). `exclusive`: refuse with JobAlreadyOpen while a job of this
+    kind is open for the project."""
+    task = job_kind(kind).task
     with transaction.atomic():
         if exclusive:
             # The project row's lock makes two clicks at once start one job, not two.

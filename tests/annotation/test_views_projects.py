@@ -206,7 +206,7 @@ def test_the_ai_assistance_counts_follow_a_run_until_it_ends(client, imported, m
     from corpus.models import Job, SummarySentence
 
     url = reverse("project_detail", args=["alpha"])
-    job = Job.objects.create(project=imported, kind=Job.Kind.ASSIST, status=Job.Status.RUNNING)
+    job = Job.objects.create(project=imported, kind="assist", status=Job.Status.RUNNING)
     client.force_login(manager)
     card = f'hx-get="{url}?part=assist"'
     assert card in client.get(url).content.decode()

@@ -31,7 +31,7 @@ def test_each_task_stops_softly_then_hard_before_the_broker_hands_it_out_again(n
 
 
 def test_a_job_past_its_soft_limit_fails_in_words(project):
-    job = Job.objects.create(kind=Job.Kind.TOPUPS, project=project)
+    job = Job.objects.create(kind="topups", project=project)
 
     def slow(job):
         job.advance(1)

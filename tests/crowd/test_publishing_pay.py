@@ -126,11 +126,11 @@ def test_the_publish_page_refuses_a_plan_under_the_floor(corpus, manager, client
     assert '<button type="submit" disabled>Publish</button>' in dry_run.content.decode()
     confirmed = client.post(url, {**query, "confirm": "yes"})
     assert confirmed.status_code == 400 and FLOOR in confirmed.content.decode().replace("&#x27;", "'")
-    assert nothing_created() and not Job.objects.filter(kind=Job.Kind.PUBLISH).exists()
+    assert nothing_created() and not Job.objects.filter(kind="crowd_publish").exists()
 
 
 def test_a_publication_started_before_the_wage_fell_fails_its_job_with_the_reason(corpus, prolific):
-    job = Job.objects.create(project=corpus, kind=Job.Kind.PUBLISH,
+    job = Job.objects.create(project=corpus, kind="crowd_publish",
                              params={"task": "fv", "provider": "prolific", "sandbox": False})
     pay(corpus, hourly_wage_usd="1")
     publish_run(job_id=job.pk)

@@ -88,7 +88,7 @@ def split_first_hit(project, provider="mturk"):
 
 
 def run_topup_job(project, capture):
-    job = Job.objects.create(kind=Job.Kind.TOPUPS, project=project)
+    job = Job.objects.create(kind="topups", project=project)
     with capture(execute=True):
         topups_run(job_id=job.pk)
     job.refresh_from_db()

@@ -113,7 +113,7 @@ def test_every_export_table_csv_is_safe_and_keeps_numbers(client, hostile, manag
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("exports_create", args=[hostile.slug]),
                     {"format": "jsonl", "annotator_labels": "1", "tables": "csv", "dawid_skene": "1"})
-    job = Job.objects.get(project=hostile, kind=Job.Kind.EXPORT)
+    job = Job.objects.get(project=hostile, kind="export")
     assert job.status == Job.Status.DONE, job.error
     names = [name for name in job.result["files"] if name.endswith(".csv")]
     # The project has imported evaluator scores, so the evaluator tables are written too.

@@ -52,7 +52,7 @@ def test_a_manager_runs_sbertscore_and_reads_its_benchmark(client, piloted, mana
     with django_capture_on_commit_callbacks(execute=True):
         response = start(client, piloted)
     assert response.status_code == 302 and response["Location"].endswith("#evaluators")
-    job = Job.objects.get(project=piloted, kind=Job.Kind.EVALUATOR)
+    job = Job.objects.get(project=piloted, kind="evaluator")
     assert (job.status, job.progress, job.total, job.result["scored"]) == ("done", 6, 6, 18)
     status = client.get(reverse("job_status", args=[piloted.slug, job.pk]), HTTP_HX_REQUEST="true")
     assert status.status_code == 286 and "18 summaries scored" in status.content.decode()
@@ -93,27 +93,27 @@ def test_an_llm_evaluator_without_a_language_model_is_refused_with_a_message(cli
                                            {"evaluator": "finesure"}, follow=True)
     assert response.status_code == 200
     assert "finesure cannot run: finesure needs a language model" in response.content.decode()
-    assert not Job.objects.filter(kind=Job.Kind.EVALUATOR).exists()
+    assert not Job.objects.filter(kind="evaluator").exists()
     response = client.post(reverse("exports_evaluator_run", args=[piloted.slug]), {"evaluator": "rouge"},
                            follow=True)
     assert "Choose an evaluator" in response.content.decode()
     response = client.post(reverse("exports_evaluator_run", args=[piloted.slug]),
                            {"evaluator": "finesure", "backend": "openai:anything-i-type"}, follow=True)
     assert "Choose one of the configured LLM backends" in response.content.decode()
-    assert not Job.objects.filter(kind=Job.Kind.EVALUATOR).exists()
+    assert not Job.objects.filter(kind="evaluator").exists()
 
 
 def test_only_managers_run_evaluators_or_read_their_tables(client, piloted, manager, annotator, outsider):
     login(client, manager)
     start(client, piloted)  # queued only: nothing runs the on-commit hook here
-    job = Job.objects.get(project=piloted, kind=Job.Kind.EVALUATOR)
+    job = Job.objects.get(project=piloted, kind="evaluator")
     for user, status in ((annotator, 403), (outsider, 404)):
         client = login(client, user)
         assert start(client, piloted).status_code == status
         assert client.get(reverse("job_status", args=[piloted.slug, job.pk])).status_code == status
         for table in ("evaluators", "detection", "detection-combinations", "evaluator-sbertscore"):
             assert client.get(reverse("exports_table_csv", args=[piloted.slug, table])).status_code == status
-    assert Job.objects.filter(project=piloted, kind=Job.Kind.EVALUATOR).count() == 1
+    assert Job.objects.filter(project=piloted, kind="evaluator").count() == 1
 
 
 def test_a_second_run_of_the_same_evaluator_waits_for_the_first(client, piloted, manager):
@@ -121,7 +121,7 @@ def test_a_second_run_of_the_same_evaluator_waits_for_the_first(client, piloted,
     start(client, piloted)  # left running: nothing executes its tasks here
     response = start(client, piloted)
     assert response.status_code == 302
-    assert Job.objects.filter(project=piloted, kind=Job.Kind.EVALUATOR).count() == 1
+    assert Job.objects.filter(project=piloted, kind="evaluator").count() == 1
 
 
 def test_two_evaluators_are_combined_and_the_export_carries_the_same_numbers(client, piloted, manager, tmp_path,

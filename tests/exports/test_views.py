@@ -68,7 +68,7 @@ def test_a_manager_runs_an_export_and_downloads_it(client, labelled, manager, se
         response = client.post(reverse("exports_create", args=[labelled.slug]),
                                {"format": "jsonl", "annotator_labels": "1", "card": "1", "checks": "1"})
     assert response.status_code == 302
-    job = Job.objects.get(project=labelled, kind=Job.Kind.EXPORT)
+    job = Job.objects.get(project=labelled, kind="export")
     assert job.status == Job.Status.DONE, job.error
     assert job.progress == job.total == 1
     status = client.get(reverse("job_status", args=[labelled.slug, job.pk]), HTTP_HX_REQUEST="true")
@@ -83,14 +83,14 @@ def test_a_manager_runs_an_export_and_downloads_it(client, labelled, manager, se
 def test_only_managers_start_or_download_exports(client, labelled, manager, annotator, outsider, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     login(client, manager).post(reverse("exports_create", args=[labelled.slug]), {"format": "jsonl"})
-    job = Job.objects.get(project=labelled, kind=Job.Kind.EXPORT)
+    job = Job.objects.get(project=labelled, kind="export")
     for user, status in ((annotator, 403), (outsider, 404)):
         client = login(client, user)
         assert client.post(reverse("exports_create", args=[labelled.slug]), {}).status_code == status
         assert client.get(reverse("job_status", args=[labelled.slug, job.pk])).status_code == status
         assert client.get(reverse("exports_download", args=[labelled.slug, job.pk, "alpha.jsonl"])).status_code \
             == status
-    assert Job.objects.filter(project=labelled, kind=Job.Kind.EXPORT).count() == 1
+    assert Job.objects.filter(project=labelled, kind="export").count() == 1
 
 
 def test_a_manager_imports_evaluator_scores_from_the_page(client, labelled, manager):

@@ -105,7 +105,7 @@ def prolific_arrival(project: Project, batch: CrowdBatch, participant: str, sess
 def export_job(project: Project, directory: Path) -> Job:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{project.slug}.jsonl").write_text('{"uid": "x"}\n')
-    return Job.objects.create(project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE,
+    return Job.objects.create(project=project, kind="export", status=Job.Status.DONE,
                               result={"files": [f"{project.slug}.jsonl"], "directory": str(directory)})
 
 
