@@ -54,6 +54,7 @@ def test_f_opens_the_current_items_flag_and_ctrl_enter_saves_it(page, live_serve
     expect(page.locator("#flag-1")).not_to_have_attribute("open", "")
     press(page, "n")  # Back on the item: the keys answer it.
     expect(page.locator("input[name=u1-has_error][value=no]")).to_be_checked()
+    expect(page.locator("#state-1")).to_contain_text("Saved", timeout=5000)
 
 
 @pytest.fixture

@@ -109,6 +109,9 @@ def test_every_answer_is_named_by_its_question_and_the_source_is_a_region(page, 
     expect(item.get_by_role("radiogroup", name="Does the sentence have a factual error?")
            .get_by_role("radio", name="Yes", exact=True)).to_have_count(1)
     press(page, "j", "y")  # The error types show once the sentence has an error.
+    # Every save has answered before the test ends (the live server would hold row locks while the database is
+    # emptied).
+    expect(page.locator("#state-1")).to_contain_text("Saved", timeout=5000)
     expect(item.get_by_role("group", name="Error types:").get_by_role("checkbox")).to_have_count(4)
     expect(page.get_by_role("radiogroup", name="Does the sentence have a factual error?")).to_have_count(3)
 
@@ -206,3 +209,4 @@ def test_the_grid_names_each_cell_by_its_question(page, live_server, django_user
     press(page, "ArrowRight")
     expect(group.get_by_role("radio", name="No", exact=True)).to_be_checked()
     assert current_items(page) == ["item-7"]
+    saved(page, 7)
