@@ -121,14 +121,16 @@ job = Job.objects.create(project=project, kind="import", params={"filename": pat
 def rss_mb(field):
     return round(int(next(line for line in open("/proc/self/status") if line.startswith(field)).split()[1]) / 1024, 1)
 before = {"rss_mb": rss_mb("VmRSS:"), "peak_rss_mb": rss_mb("VmHWM:")}
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 import_run(job_id=job.pk)
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 job.refresh_from_db()
 if job.status != "done":
     raise SystemExit(f"the job failed: {job.error} {job.result}")
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"rows": Summary.objects.count(), "import_seconds": round(seconds, 2),
+                  "import_cpu_seconds": round(cpu, 2),
+                  "workers_cpu_seconds": round(children.ru_utime + children.ru_stime, 2),
                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                   "before_import": before, "workers_peak_rss_mb": round(children.ru_maxrss / 1024, 1),
                   "stored_sha256": stored_digest()}))
@@ -197,6 +199,8 @@ def measure_job(codes: dict[str, Path], engine: str, data: Path, repeat: int, pg
     summary = {"engine": engine, "file": data.name,
                "median_import_seconds": {name: statistics.median(run["import_seconds"] for run in runs[name])
                                          for name in codes},
+               "median_cpu_seconds": {name: {part: statistics.median(run[f"{part}_cpu_seconds"] for run in runs[name])
+                                             for part in ("import", "workers")} for name in codes},
                "max_peak_rss_mb": {name: max(run["peak_rss_mb"] for run in runs[name]) for name in codes},
                "same_rows": len({run["stored_sha256"] for name in codes for run in runs[name]}) == 1}
     print(json.dumps(summary), flush=True)
