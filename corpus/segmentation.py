@@ -189,7 +189,9 @@ def sentences_from_bounds(kind: str, text: str, found: tuple) -> list[Sentence] 
 
 
 def _split_batch(batch: list[tuple[str, str]]) -> list:
-    return [_bounds(kind, text) for kind, text in batch]
+    # The bounds travel back as arrays: 8 bytes a number in the parent (a list of integers takes 40 until the
+    # import has written them), and pickled as one block.
+    return [(array("q", flat), speakers) for flat, speakers in (_bounds(kind, text) for kind, text in batch)]
 
 
 class Splitter:
@@ -263,9 +265,9 @@ class Splitter:
         """Where `text`'s sentences are, in 8 bytes a number (a list of Python integers takes 40): for an import
         that makes the sentences later, a few documents at a time (`sentences_from_bounds`)."""
         flat, speakers = self._found(kind, text)
-        return array("q", flat), speakers
+        return (flat if isinstance(flat, array) else array("q", flat)), speakers
 
-    def _found(self, kind: str, text: str) -> tuple[list[int], list[str]]:
+    def _found(self, kind: str, text: str) -> tuple[list[int] | array, list[str]]:
         entry = self.results.get((kind, text))
         if entry is None:
             return _bounds(kind, text)
