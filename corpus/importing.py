@@ -630,9 +630,9 @@ def segment_new(documents: dict[str, PlannedDocument], stored: dict, progress, s
     return segmented
 
 
-# Documents written at a time: their sentences are made, sent and let go before the next ones' (at 10x UniSumEval
-# all the sentences at once took more memory than the rest of the import).
-WRITE_DOCUMENTS = 200
+# Documents written at a time: their sentences are made, sent and let go before the next ones'. At 10x UniSumEval
+# all the sentences at once took more memory than the rest of the import; 50 a round peaked 20-25 MB below 200.
+WRITE_DOCUMENTS = 50
 
 
 @transaction.atomic
