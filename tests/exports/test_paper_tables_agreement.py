@@ -31,6 +31,8 @@ from exports.report import agreement_report
 from .labels import annotate, fv_units
 from .test_paper_tables import LABELS, TEXTS, release
 
+pytestmark = pytest.mark.usefixtures("analytics_worker")
+
 ANSWERS = {"news": ([True, True, False, False], [True, False, False, False]),
            "meeting": ([True, True, False, False], [True, True, False, False]),
            "report": ([True, False, True, False, False], [False, False, True, False, False])}

@@ -8,6 +8,8 @@ from django.urls import reverse
 
 from corpus.models import Job
 
+pytestmark = pytest.mark.usefixtures("analytics_worker")
+
 
 def login(client, user):
     client.force_login(user)

@@ -11,14 +11,18 @@ def with_checks(project: Project, rate: float = 0.2) -> Project:
     return project
 
 
-@pytest.fixture
-def checked_project(project):
+def build_checked(project: Project) -> Project:
     """The small corpus (three task types, two domains) with assistance and checks at the default rate."""
     import_small(project)
     add_assistance(project)
     with_checks(project)
     build_all(project)
     return project
+
+
+@pytest.fixture
+def checked_project(project):
+    return build_checked(project)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from assist.llm.registry import clear_backends
 from assist.parsing import ParseError, parse_reason
 from tests.assist.conftest import Reply, chat_reply, chat_server  # noqa: F401 (chat_server is a fixture)
 from tests.quality.conftest import with_checks
+from tests.quality.leaks import assert_api_hides_checks, assert_hit_page_hides_checks
 from tests.work import add_assistance, import_small
 
 pytestmark = pytest.mark.django_db
@@ -80,13 +81,11 @@ def test_the_llm_words_the_reason_of_each_check(project, llm):
 
 
 def test_pages_and_api_still_do_not_tell_llm_worded_checks_apart(project, llm, annotator, client):
-    from tests.quality import test_leaks as leaks
-
     llm.responder = lambda request: chat_reply(json.dumps({"reason": "S1 states the same thing."}))
     build_hits(llm_project(project), "fv")
     assert {u.ai_reason for u in fv_checks(project)} == {"S1 states the same thing."}
-    leaks.test_the_hit_page_does_not_tell_checks_apart(project, annotator, client, "fv")
-    leaks.test_the_api_does_not_tell_checks_apart(project, annotator, client, "fv")
+    assert_hit_page_hides_checks(project, annotator, client, "fv")
+    assert_api_hides_checks(project, annotator, client, "fv")
 
 
 def test_a_failing_backend_falls_back_to_the_templates(project, llm):

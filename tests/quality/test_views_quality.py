@@ -14,7 +14,7 @@ from annotation.quality.selectors import counted_labels
 from annotation.services.hits import build_hits
 from tests.work import add_assistance, crowd_annotator, import_small, set_status, status_of
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quality_worker")]
 
 
 @pytest.fixture
