@@ -3,7 +3,7 @@ from celery import shared_task
 from corpus.jobs import JobKind, register_kinds
 from corpus.time_limits import DOCUMENT, GRACE, MINUTE
 
-from .evaluators.runs import EVALUATOR, evaluator_run_document
+from .evaluators.runs import EVALUATOR, evaluator_run, evaluator_run_document
 from .runs import ASSIST, assist_run, job_run_document
 
 
@@ -20,6 +20,13 @@ def assist_document_task(job_id: int, document_id: int) -> None:
     job_run_document(job_id, document_id)
 
 
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=10 * MINUTE,
+             time_limit=10 * MINUTE + GRACE)
+def evaluator_task(job_id: int) -> None:
+    """Start an evaluator run: queue one task per document."""
+    evaluator_run(job_id=job_id)
+
+
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=DOCUMENT, time_limit=DOCUMENT + GRACE)
 def evaluator_document_task(job_id: int, document_id: int) -> None:
     # Idempotent: a summary already scored with the same evaluator, model and inputs is skipped.
@@ -28,5 +35,5 @@ def evaluator_document_task(job_id: int, document_id: int) -> None:
 
 register_kinds(
     JobKind(ASSIST, "AI assistance", assist_task, unit="documents", part=assist_document_task),
-    JobKind(EVALUATOR, "Automatic evaluator", None, unit="documents", part=evaluator_document_task),
+    JobKind(EVALUATOR, "Automatic evaluator", evaluator_task, unit="documents", part=evaluator_document_task),
 )

@@ -160,13 +160,10 @@ def evaluator_run(request, slug):
     if backend not in ("", *backend_config().llm_voter_backends, backend_config().llm_backend):
         messages.error(request, "Choose one of the configured LLM backends.")
         return redirect(anchor)
-    running = project.jobs.filter(kind=EVALUATOR, status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
-                                  result__evaluator=evaluator).first()
-    if running:
-        messages.info(request, f"A {evaluator} run is already in progress: its progress shows below.")
-        return redirect(anchor)
     try:
         evaluator_run_start(project=project, evaluator=evaluator, backend=backend, user=request.user)
+    except JobAlreadyOpen:
+        messages.info(request, f"A {evaluator} run is already in progress: its progress shows below.")
     except (ConfigError, BackendError) as exc:
         messages.error(request, f"{evaluator} cannot run: {exc}")
     else:

@@ -20,7 +20,7 @@ from assist.config import backend_config
 from assist.llm.base import RetryPolicy
 from assist.models import EvaluatorDocumentResult, EvaluatorScore, EvaluatorSentenceScore
 from assist.pipeline import StepReport, document_vectors, sentences_digest
-from corpus.models import Document, Job, KeyFact, Project
+from corpus.models import Document, Job, KeyFact, Project, job_start
 
 from . import build_evaluator
 from .base import OK, DocumentInput, DocumentOutcome, Evaluator, Identity, SummaryInput, Tools, inputs_digest
@@ -40,39 +40,47 @@ class RunReport:
 EVALUATOR = "evaluator"  # its job kind (assist/tasks.py)
 
 
-def evaluator_job_create(*, project: Project, evaluator: str, backend: str = "", model_path: str = "",
-                         user=None) -> Job:
-    """The Job row of a run; raises assist.config.ConfigError for an unknown evaluator or an unusable backend. The
-    model is `model_path`, else the project's evaluator model, else the deployment's."""
+def evaluator_config(*, project: Project, evaluator: str, backend: str = "", model_path: str = "") -> dict:
+    """What a run uses, checked before anything is written: raises assist.config.ConfigError for an unknown evaluator
+    or an unusable backend. The model is `model_path`, else the project's evaluator model, else the deployment's."""
     model_path = model_path or project.evaluator_model
     identity = build_evaluator(evaluator, backend=backend or None, model_path=model_path or None).identity()
+    return {"evaluator": evaluator, "backend": backend, "model_path": model_path,
+            "identity": dataclasses.asdict(identity)}
+
+
+def _begin(config: dict) -> dict:
+    """The row's result as the documents' tasks find it: the run's settings and counts at zero (job_record)."""
+    return {**config, "scored": 0, "failed": 0, "current": 0, "embedded_documents": 0, "failures": [], "errors": []}
+
+
+def evaluator_job_create(*, project: Project, evaluator: str, backend: str = "", model_path: str = "",
+                         user=None) -> Job:
+    """A running row for a run in this process (the run_evaluator command), without a task."""
+    config = evaluator_config(project=project, evaluator=evaluator, backend=backend, model_path=model_path)
     return Job.objects.create(
         project=project, kind=EVALUATOR, status=Job.Status.RUNNING, total=project.documents.count(),
         started=timezone.now(), created_by=user if user is not None and user.is_authenticated else None,
-        message=f"{evaluator} on {identity.model}",
-        result={"evaluator": evaluator, "backend": backend, "model_path": model_path,
-                "identity": dataclasses.asdict(identity), "scored": 0, "failed": 0, "current": 0,
-                "embedded_documents": 0, "failures": [], "errors": []},
-    )
+        message=f"{evaluator} on {config['identity']['model']}", params=config, result=_begin(config))
 
 
 def evaluator_run_start(*, project: Project, evaluator: str, backend: str = "", model_path: str = "",
                         user=None) -> Job:
-    """Queue one Celery task per document once the Job row is committed; the analytics page polls the row."""
-    from assist.tasks import evaluator_document_task
+    """Queue a run: its job's task queues one task per document, and the analytics page polls the row. Raises
+    ConfigError before anything is written, and JobAlreadyOpen while a run of this evaluator is open."""
+    config = evaluator_config(project=project, evaluator=evaluator, backend=backend, model_path=model_path)
+    return job_start(kind=EVALUATOR, project=project, user=user, total=project.documents.count(), params=config,
+                     exclusive=True, alike=("evaluator",))
 
-    job = evaluator_job_create(project=project, evaluator=evaluator, backend=backend, model_path=model_path,
-                               user=user)
-    document_ids = list(project.documents.values_list("pk", flat=True))
-    if not document_ids:
-        Job.finish_if_complete(job.pk)
 
-    def queue():
-        for document_id in document_ids:
-            evaluator_document_task.delay(job.pk, document_id)
+def evaluator_run(*, job_id: int) -> None:
+    Job.objects.select_related("project").get(pk=job_id).run(_queue_documents)
 
-    transaction.on_commit(queue)
-    return job
+
+def _queue_documents(job: Job) -> None:
+    job.result, job.message = _begin(job.params), f"{job.params['evaluator']} on {job.params['identity']['model']}"
+    job.save(update_fields=["result", "message"])
+    job.fan_out(list(job.project.documents.values_list("pk", flat=True)))
 
 
 def evaluator_run_document(job_id: int, document_id: int) -> None:

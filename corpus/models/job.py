@@ -205,16 +205,17 @@ class ProgressReporter:
 
 
 def job_start(*, kind: str, project: Project, user=None, total: int = 0, params: dict | None = None,
-              input_file=None, exclusive: bool = False) -> Job:
+              input_file=None, exclusive: bool = False, alike: tuple[str, ...] = ()) -> Job:
     """Write the job's row and queue its kind's task (corpus.jobs) with the row's id once the row is committed (a
     worker never looks for a row that is not there yet). `exclusive`: refuse with JobAlreadyOpen while a job of this
-    kind is open for the project."""
+    kind is open for the project (one with the same `alike` params, when given)."""
     task = job_kind(kind).task
     with transaction.atomic():
         if exclusive:
             # The project row's lock makes two clicks at once start one job, not two.
             Project.objects.select_for_update().filter(pk=project.pk).first()
-            running = project.jobs.open().filter(kind=kind).first()
+            same = {f"params__{name}": (params or {}).get(name) for name in alike}
+            running = project.jobs.open().filter(kind=kind, **same).first()
             if running is not None:
                 raise JobAlreadyOpen(running)
         job = Job.objects.create(project=project, kind=kind, total=total, params=params or {},

@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 project=target, evaluator=evaluator, backend=backend, model_path=model_path)
         except (ConfigError, BackendError, ValueError) as exc:
             raise CommandError(f"cannot run {evaluator}: {exc}") from None
-        identity = job.result["identity"]
+        identity = job.params["identity"]
         self.stdout.write(f"{evaluator} ({identity['evaluator_version']}) with {identity['model']}"
                           + (f" via {identity['backend']}" if identity["backend"] else ""))
         bar = tqdm(total=job.total, desc=evaluator, unit="doc", disable=verbosity < 1, file=self.stderr._out)
