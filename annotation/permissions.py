@@ -24,7 +24,7 @@ from corpus.access import (  # noqa: F401
     projects_visible_to,
     role_in,
 )
-from corpus.compiled_query import MARKER_ID, MARKER_OTHER_ID, MARKER_UUID, CompiledQuery
+from corpus.internals import MARKER_ID, MARKER_OTHER_ID, MARKER_UUID, CompiledQuery
 from corpus.models import Document, KeyFact, Membership, Project, Summary
 
 from .models import Annotator, Assignment, Hit, Label, ProjectAnnotator, Unit
@@ -173,7 +173,7 @@ def _own_assignments(with_document: bool, public_id, annotator_id: int, user_id:
                                                                           annotator=annotator).order_by()[:1]
 
 
-# The read of every HIT page and every saved answer, built once per process (corpus.compiled_query).
+# The read of every HIT page and every saved answer, built once per process (corpus.internals).
 OWN_ASSIGNMENT = {
     with_document: CompiledQuery(lambda public_id, annotator_id, user_id, with_document=with_document:
                                  _own_assignments(with_document, public_id, annotator_id, user_id),

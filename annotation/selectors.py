@@ -3,7 +3,7 @@
 `available_hits` and `current_assignment`: the work an annotator may still be given (never, for a crowd worker, two
 HITs that show the same text), and the reservation they hold.
 `hit_units`, `unit_at`, `assignment_labels`, `labels_in_order`, `assignment_flags`: what the HIT page, saving an
-answer and the API read of one HIT, compiled once per process (corpus.compiled_query): every annotator request does.
+answer and the API read of one HIT, compiled once per process (corpus.internals): every annotator request does.
 `started_hits`: the HITs somebody works or worked on (their assistance level may no longer change).
 `task_progress`: how far the annotation of a project has come, per task and domain (the manager's progress page). A
 unit is done when it has N labels from counted submissions; a HIT is done when N of its submissions count; the
@@ -36,7 +36,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from corpus.compiled_query import MARKER_ID, MARKER_INT, MARKER_OTHER_ID, CompiledQuery
+from corpus.internals import MARKER_ID, MARKER_INT, MARKER_OTHER_ID, CompiledQuery
 from corpus.models import Project, RedundancyPolicy
 
 from .models import (

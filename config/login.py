@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 from django_ratelimit.core import get_usage
 from rest_framework import authentication, exceptions
 
-from corpus.compiled_query import MARKER_ID, MARKER_TEXT, CompiledQuery
+from corpus.internals import MARKER_ID, MARKER_TEXT, CompiledQuery
 
 IP_GROUP = "finegrain.login.ip"
 USERNAME_GROUP = "finegrain.login.username"
@@ -89,7 +89,7 @@ _ACCOUNT = CompiledQuery(lambda pk: get_user_model()._default_manager.select_rel
 
 class AccountBackend(ModelBackend):
     """Django's ModelBackend, with the read of the logged-in user, made by every request that has a session, built
-    once per process (corpus.compiled_query): building it again each time cost more CPU than the rest of saving an
+    once per process (corpus.internals): building it again each time cost more CPU than the rest of saving an
     answer's reads together (benchmarks/hit_profile.py). The user comes with its annotator row.
 
     settings.AUTHENTICATION_BACKENDS lists ModelBackend after this one, so that sessions made before keep their

@@ -1,11 +1,11 @@
 """Sessions in the database (the embedded default, without Redis): Django's, with the read every request makes of its
-session built once per process (corpus.compiled_query); rebuilding that read took a sixth of the CPU of a saved answer
+session built once per process (corpus.internals); rebuilding that read took a sixth of the CPU of a saved answer
 on SQLite (benchmarks/hit_profile.py). An expired session is no session, as in Django's."""
 
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.utils import timezone
 
-from corpus.compiled_query import MARKER_TEXT, CompiledQuery
+from corpus.internals import MARKER_TEXT, CompiledQuery
 
 
 class SessionStore(DatabaseSessionStore):

@@ -15,12 +15,13 @@ with the same sentences.
 
 import multiprocessing
 import re
-import sys
 from array import array
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .internals import children_allowed
 from .splitter import sentence_spans
 
 # Below this many characters to split, starting worker processes costs more than it saves.
@@ -150,8 +151,6 @@ def segment_summary(text: str) -> list[str]:
 DOCUMENT, DIALOGUE, SUMMARY = "document", "dialogue", "summary"
 # Texts go to the workers in batches of about this many characters: a 1x UniSumEval file makes about twenty.
 BATCH_CHARS = 200_000
-# Seconds a thread may hold the interpreter lock while another waits for it, while the workers split.
-HANDOVER_SWITCH_INTERVAL = 0.0005
 
 
 def split_as(kind: str, text: str) -> list[Sentence] | list[str]:
@@ -211,19 +210,9 @@ class Splitter:
         parallel = processes > 1 and expected_chars >= PARALLEL_FROM_CHARS
         self.pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork")) \
             if parallel else None
-        self.switch_interval = sys.getswitchinterval()
-        # A Celery prefork worker's child, which runs an uploaded file's import, is a daemonic process, and
-        # multiprocessing refuses to start processes from one: the rule keeps a daemon's children from outliving
-        # it. These workers never do (leaving joins them), so the flag is lifted while they exist.
-        self.daemon_config = multiprocessing.current_process()._config
-        self.was_daemon = bool(self.daemon_config.get("daemon")) and parallel
-        if self.was_daemon:
-            self.daemon_config["daemon"] = False
-        if parallel:
-            # The pool's threads in this process hand the batches over and take the results in; while the import
-            # reads the file they wait for the interpreter lock, up to the switch interval (5 ms) at each step,
-            # and the workers wait with them. At 0.5 ms a 1x import took 4% less time.
-            sys.setswitchinterval(min(self.switch_interval, HANDOVER_SWITCH_INTERVAL))
+        # An import runs in a Celery worker's daemonic child: its workers are joined on leaving, so it may start them.
+        self.children = ExitStack()
+        self.children.enter_context(children_allowed(parallel))
         self.batch: list[tuple[str, str]] = []
         self.batch_chars = 0
         self.results: dict[tuple[str, str], tuple] = {}  # (kind, text) -> (future, position in its batch)
@@ -235,9 +224,7 @@ class Splitter:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
         self.results = {}  # the texts and what the workers sent back, let go with the splitter
-        sys.setswitchinterval(self.switch_interval)
-        if self.was_daemon:
-            self.daemon_config["daemon"] = True
+        self.children.close()
 
     def offer(self, kind: str, text: str) -> None:
         """Queue `text` for splitting as `kind` (when there are workers; otherwise it waits to be asked for)."""

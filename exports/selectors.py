@@ -24,13 +24,13 @@ import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import F, QuerySet
-from django.db.models.sql.constants import MULTI
 
 from annotation.models import Annotator, Assignment, Label, Task
 from annotation.models.assignment import counted_submission_q
 from annotation.quality.selectors import check_labels as quality_check_labels
 from annotation.quality.selectors import counted_labels as quality_counted_labels
 from assist.models import EvaluatorScore
+from corpus.internals import rows_as_stored
 from corpus.models import Document, Project
 
 from .models import ReleaseLabels
@@ -216,8 +216,7 @@ def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> I
     def rows():
         if not as_stored:
             return queryset.iterator(chunk_size=chunk_size)
-        compiler = queryset.query.get_compiler(using=queryset.db)
-        return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
+        return rows_as_stored(queryset, chunk_size)
 
     return _planned_for_every_row(rows)
 

@@ -13,7 +13,7 @@ from enum import Enum
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.compiled_query import CompiledUpdate
+from corpus.internals import CompiledUpdate
 
 from ..ai_agreement import ai_right_for, contradiction, has_error_for
 from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
@@ -34,7 +34,7 @@ MAX_SECONDS_ON_ITEM = 3600.0
 # schema documents); 1 also stands for 1.0 and True, 0 for False.
 TRUE_VALUES = {"t", "y", "yes", "true", "on", "1", 1}
 FALSE_VALUES = {"f", "n", "no", "false", "off", "0", 0}
-# The write of one answer, the request annotators send most (corpus.compiled_query).
+# The write of one answer, the request annotators send most (corpus.internals).
 _UPDATE_LABEL = CompiledUpdate(Label, [*ANSWER_FIELDS, "updated_at"])
 # A number written with more characters than this is refused before parsing it.
 MAX_NUMBER_CHARS = 1000

@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.compiled_query import MARKER_ID, CompiledQuery
+from corpus.internals import MARKER_ID, CompiledQuery
 from corpus.models import Project
 
 from ..models import Annotator, Assignment, Hit, Task, Unit
@@ -126,7 +126,7 @@ class ReservationLapsed(Exception):
     """Internal: the reservation must be renewed (which needs the HIT's lock, taken first) before writing."""
 
 
-# Taken by every saved answer (corpus.compiled_query).
+# Taken by every saved answer (corpus.internals).
 _LOCKED_ASSIGNMENT = CompiledQuery(lambda pk: Assignment.objects.select_for_update().filter(pk=pk).order_by(),
                                    pk=MARKER_ID)
 

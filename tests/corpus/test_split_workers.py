@@ -2,7 +2,6 @@
 the sentences the splitter gives in this process; what is left queued when the import stops is dropped."""
 
 import multiprocessing
-import sys
 
 import pytest
 
@@ -56,19 +55,6 @@ def test_leaving_with_work_queued_drops_it_and_leaves_no_worker(parallel):
             splitter.offer(DOCUMENT, f"Sentence {number}. " * 50)
         raise RuntimeError("the file had errors")
     assert not multiprocessing.active_children()
-
-
-def test_the_switch_interval_is_short_while_the_workers_split_and_restored_after(parallel):
-    before = sys.getswitchinterval()
-    with Splitter(2, 10_000) as splitter:
-        assert sys.getswitchinterval() == segmentation.HANDOVER_SWITCH_INTERVAL < before
-        splitter.offer(SUMMARY, "One. Two.")
-    assert sys.getswitchinterval() == before
-    with pytest.raises(RuntimeError), Splitter(2, 10_000):
-        raise RuntimeError("the file had errors")
-    assert sys.getswitchinterval() == before
-    with Splitter(1, 10_000):
-        assert sys.getswitchinterval() == before
 
 
 def test_a_daemonic_process_such_as_a_celery_prefork_child_splits_in_workers_and_stays_daemonic(parallel,

@@ -1,4 +1,15 @@
-"""Reads that every annotator request makes, their SQL built once per process instead of once per request.
+"""Every use of a library's private internals, in one module: each buys a measured speed-up on a hot path or makes a
+needed thing possible, and each has a test (tests/corpus/test_internals.py) that fails on a release of Django or
+Python that changes what it relies on. A trick found to buy less than 10% on its path is dropped, not kept here.
+
+- `CompiledQuery` and `CompiledUpdate` (Django's SQL compiler, `_iterable_class`, `get_related_populators`): the
+  reads and the one write that every annotator request makes, their SQL built once per process.
+- `rows_as_stored` (the compiler's `execute_sql(MULTI)`): an export's plain integers and texts fetched in chunks
+  without Django's per-value conversion.
+- `children_allowed` (multiprocessing's `_config`): an import's splitting processes started from a Celery worker's
+  child, which is daemonic.
+
+`CompiledQuery`: the reads that every annotator request makes, their SQL built once per process, not per request.
 
 Django turns a queryset into SQL anew each time it runs it: for the small reads of the HIT page and of saving an
 answer (the permission read with its subqueries, the item, its label) that building took more CPU than the database
@@ -15,11 +26,15 @@ A parameter must be a value that cannot change the SQL's shape: an id, a UUID, a
 UPDATE built each time (the model's fields still turn each value into what the database stores).
 """
 
+import itertools
+import multiprocessing
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import ModelIterable, QuerySet, ValuesListIterable, get_related_populators
+from django.db.models.sql.constants import MULTI
 
 # Markers for the parameters of the compiled reads: values of each type that no row has and no constant of a query
 # equals, within the range of every integer column (Django compiles an out-of-range comparison to "no rows").
@@ -146,3 +161,27 @@ def _prepared(slot: tuple, value):
         return slot[2](value)
     value = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     return value if kind == "uuid" else value.hex
+
+
+def rows_as_stored(queryset: QuerySet, chunk_size: int) -> Iterator[tuple]:
+    """The queryset's rows as the database driver gives them, `chunk_size` at a time (a server-side cursor on
+    PostgreSQL), without Django's conversion of each value: for queries of plain integers and texts, where that
+    conversion costs more than the fetch (exports/selectors.py, `stream`)."""
+    compiler = queryset.query.get_compiler(using=queryset.db)
+    return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
+
+
+@contextmanager
+def children_allowed(allow: bool = True):
+    """Let this process start processes while inside, though it is daemonic (a Celery prefork worker's child, which
+    runs an uploaded file's import): multiprocessing refuses to, a rule that keeps a daemon's children from outliving
+    it. The caller's children never do: they are joined before the block ends."""
+    config = multiprocessing.current_process()._config
+    lifted = allow and bool(config.get("daemon"))
+    if lifted:
+        config["daemon"] = False
+    try:
+        yield
+    finally:
+        if lifted:
+            config["daemon"] = True

@@ -1,4 +1,7 @@
-"""corpus.compiled_query: a compiled read returns what its queryset returns, for every call's values."""
+"""corpus.internals, the one module that relies on private internals: one test per trick, on the real library, so
+that a Django or Python release that changes what a trick relies on fails here. A compiled read returns what its
+queryset returns, for every call's values; rows read as stored are the queryset's rows; a daemonic process may start
+children inside `children_allowed`."""
 
 import uuid
 
@@ -9,7 +12,15 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Assignment, Label, Unit
 from annotation.services.assignment import reserve_next_hit
-from corpus.compiled_query import MARKER_ID, MARKER_INT, MARKER_UUID, CompiledQuery, CompiledUpdate
+from corpus.internals import (
+    MARKER_ID,
+    MARKER_INT,
+    MARKER_UUID,
+    CompiledQuery,
+    CompiledUpdate,
+    children_allowed,
+    rows_as_stored,
+)
 from tests.work import annotator_for
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +85,43 @@ def test_a_compiled_update_writes_the_fields_it_names_and_the_time(assignment):
     label.refresh_from_db()
     assert (label.has_error, label.error_types, label.seconds_on_item) == (True, ["entity"], 2.5)
     assert label.updated_at > before
+
+
+def test_rows_as_stored_are_the_querysets_rows_fetched_in_chunks(assignment):
+    units = Unit.objects.filter(hit_id=assignment.hit_id).order_by("position").values_list("pk", "position", "task")
+    got = list(rows_as_stored(units, chunk_size=1))
+    assert got == list(units) and len(got) > 1  # more rows than one chunk
+
+
+def _start_a_child(allow: bool) -> str:
+    # In a daemonic process, as a Celery prefork worker's child is.
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    try:
+        with children_allowed(allow):
+            child = context.Process(target=int)
+            child.start()
+            child.join()
+        return "started"
+    except AssertionError as error:  # multiprocessing's own refusal
+        return f"refused: {error}"
+    finally:
+        assert multiprocessing.current_process()._config.get("daemon") is True  # put back as it was
+
+
+def _in_a_daemon(allow, queue):
+    queue.put(_start_a_child(allow))
+
+
+@pytest.mark.parametrize("allow, outcome", [(True, "started"), (False, "refused")])
+def test_a_daemonic_process_starts_children_only_inside_children_allowed(allow, outcome):
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    daemon = context.Process(target=_in_a_daemon, args=(allow, queue), daemon=True)
+    daemon.start()
+    result = queue.get(timeout=60)
+    daemon.join(timeout=60)
+    assert result.startswith(outcome), result
