@@ -65,9 +65,11 @@ class NotSupported(BackendError):
 
 
 class ChatBackend(abc.ABC):
-    """A chat model behind some transport. `name` is the backend kind, `model` the model it calls."""
+    """A chat model behind some transport. `name` is the backend kind, `label` what pages call it, `model` the model
+    it calls."""
 
     name: str = ""
+    label: str = ""
     model: str = ""
 
     @abc.abstractmethod
@@ -131,7 +133,7 @@ class ThrottledBackend(ChatBackend):
     def __init__(self, backend: ChatBackend, limiter: RateLimiter) -> None:
         self.backend = backend
         self.limiter = limiter
-        self.name = backend.name
+        self.name, self.label = backend.name, backend.label
         self.model = backend.model
 
     def complete(self, messages: list[Message], *, max_tokens: int, temperature: float) -> Completion:

@@ -60,6 +60,7 @@ def to_converse(messages: list[Message]) -> tuple[list[dict[str, Any]], list[dic
 
 class BedrockBackend(ChatBackend):
     name = "bedrock"
+    label = "Amazon Bedrock"
 
     def __init__(
         self, *, model_id: str, region: str, timeout: float = DEFAULTS.llm_timeout, client: Any = None

@@ -171,6 +171,7 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
 
 class OfflineSimilarityBackend(ChatBackend):
     name = "offline-similarity"
+    label = "Offline labeler"
 
     def __init__(
         self,

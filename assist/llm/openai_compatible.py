@@ -52,6 +52,7 @@ def _excerpt(response: httpx.Response) -> str:
 
 class OpenAICompatibleBackend(ChatBackend):
     name = "openai"
+    label = "OpenAI-compatible API"
 
     def __init__(
         self,

@@ -73,3 +73,35 @@ def test_the_managers_pages_name_error_types_in_words(client, corpus, manager, a
     assert "error: entity error" in hit and "error: entity<" not in hit
     review = client.get(reverse("review", args=[corpus.slug])).content.decode()
     assert "<td>entity error</td>" in review and "<td>entity</td>" not in review
+
+
+def test_the_ai_assistance_card_names_its_backend_in_words(project, client, manager):
+    client.force_login(manager)
+    page = client.get(reverse("project_detail", args=[project.slug])).content.decode()
+    assert "Backend: <strong>Offline labeler</strong>" in page and "offline-similarity" not in page
+
+
+@pytest.mark.parametrize("stored, shown", [
+    ("TransientError: HTTP 503 from the model: busy", "the model could not be reached: HTTP 503 from the model: busy"),
+    ("fact_check: ParseError: Expected 3 judgements, got 1",
+     "fact_check: the model's answer could not be read: Expected 3 judgements, got 1"),
+    ("d-17: RuntimeError: 'uid'", "d-17: an unexpected error, kept in the worker's log for the site's operators"),
+    ("KeyError: 'uid'", "an unexpected error, kept in the worker's log for the site's operators"),
+    ("The model said no.", "The model said no."),
+])
+def test_a_stored_error_reads_in_words_on_a_page(stored, shown):
+    from annotation.templatetags.words import error_words
+
+    assert error_words(stored) == shown
+
+
+def test_a_failed_pre_label_reads_in_words_on_the_document_page(corpus, client, manager):
+    from assist.models import PreLabel
+    from corpus.models import SummarySentence
+
+    sentence = SummarySentence.objects.filter(summary__document__project=corpus).first()
+    PreLabel.objects.update_or_create(summary_sentence=sentence, defaults=dict(
+        status=PreLabel.Status.FAILED, error="RuntimeError: CUDA out of memory", reason="", backend="openai"))
+    client.force_login(manager)
+    page = client.get(reverse("document_detail", args=[corpus.slug, sentence.summary.document_id])).content.decode()
+    assert "an unexpected error, kept in the worker&#x27;s log" in page and "RuntimeError" not in page
