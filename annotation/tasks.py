@@ -1,5 +1,6 @@
 """The annotation app's Celery tasks: long work started from its pages (HIT building), and periodic work
-that beat runs (CELERY_BEAT_SCHEDULE in settings). Each task takes ids and calls one service."""
+that beat runs (CELERY_BEAT_SCHEDULE in settings). Each task takes ids and calls one service, imported when it runs:
+registering the kinds at start-up (annotation.apps) loads no more than the kinds' names."""
 
 from celery import shared_task
 
@@ -8,22 +9,22 @@ from corpus.tasks import snapshot_task
 from corpus.time_limits import GRACE, MINUTE
 
 from .job_kinds import HITS_BUILD, QUALITY, REVIEW_TALLY, TOPUPS
-from .services.assignment import release_expired as release_expired_reservations
-from .services.hits import hits_build_run
-from .services.review_tally import review_tally_run
-from .services.topups import topups_run
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
              time_limit=30 * MINUTE + GRACE)
 def hits_build_task(job_id: int) -> None:
     # Rerunnable: building creates only the HITs that are missing.
+    from .services.hits import hits_build_run
+
     hits_build_run(job_id=job_id)
 
 
 @shared_task(name="annotation.tasks.release_expired", soft_time_limit=5 * MINUTE, time_limit=5 * MINUTE + GRACE)
 def release_expired() -> int:
     """Return lapsed reservations to the pool. Reservations also lapse lazily when their annotator asks for work."""
+    from .services.assignment import release_expired as release_expired_reservations
+
     return release_expired_reservations()
 
 
@@ -31,6 +32,8 @@ def release_expired() -> int:
              time_limit=30 * MINUTE + GRACE)
 def review_tally_task(job_id: int) -> None:
     # Rerunnable: a redelivered task tallies the same labels again (a finished job is not rerun).
+    from .services.review_tally import review_tally_run
+
     review_tally_run(job_id=job_id)
 
 
@@ -38,6 +41,8 @@ def review_tally_task(job_id: int) -> None:
              time_limit=10 * MINUTE + GRACE)
 def topups_task(job_id: int) -> None:
     # Rerunnable: a unit gets a top-up only while its HITs promise fewer labels than it needs.
+    from .services.topups import topups_run
+
     topups_run(job_id=job_id)
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from corpus.models import Document, Job, Project, job_start
 
+from .job_kinds import ASSIST
 from .pipeline import STEPS, StepReport, assist_document
 
 
@@ -22,9 +23,6 @@ def check_steps(steps: tuple[str, ...]) -> None:
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise ValueError(f"unknown assist step(s): {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
-
-
-ASSIST = "assist"  # its job kind (assist/tasks.py)
 
 
 def job_create(*, project: Project, steps: tuple[str, ...] = STEPS, user=None) -> Job:

@@ -2,10 +2,10 @@
 
 
 from .config import backend_config
+from .job_kinds import ASSIST
 from .llm.registry import get_backend
 from .models import ContextualMapping, OfflineCalibration, PreLabel
 from .pipeline import OFFLINE_KEYFACTS_NOTE
-from .runs import ASSIST
 
 
 def offline_threshold_status(project) -> dict:

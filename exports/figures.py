@@ -31,6 +31,8 @@ from corpus.snapshots import job_for_fingerprint, snapshot_kinds
 from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
+from .job_kinds import ANALYTICS as KIND
+from .job_kinds import EXPORT
 from .models import AnalyticsFigures, ReleaseLabels
 from .paper_tables import (
     RANKED,
@@ -44,13 +46,11 @@ from .paper_tables import (
     source_lengths,
 )
 from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERENCE, agreement_report
-from .runs import EXPORT
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
 from .selectors import analysis_labels, evaluators_of, label_source, task_votes
 from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
 
-KIND = "analytics"  # its job kind (exports/tasks.py)
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
 # The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
 # differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels

@@ -10,6 +10,7 @@ from django.utils import timezone
 from corpus.models import Job, Project, Summary, job_start
 
 from .export import ExportOptions, export_benchmark
+from .job_kinds import EXPORT
 from .storage import StorageError, configured_url, upload
 
 log = logging.getLogger(__name__)
@@ -17,9 +18,6 @@ log = logging.getLogger(__name__)
 
 def export_directory(job: Job) -> Path:
     return Path(settings.MEDIA_ROOT) / "exports" / job.project.slug / f"job-{job.pk}"
-
-
-EXPORT = "export"  # its job kind (exports/tasks.py)
 
 
 def export_start(*, project: Project, options: ExportOptions, user=None) -> Job:

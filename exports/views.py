@@ -18,7 +18,8 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotation.views.jobs import polled_fragment
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
-from assist.evaluators.runs import EVALUATOR, evaluator_run_start
+from assist.evaluators.runs import evaluator_run_start
+from assist.job_kinds import EVALUATOR
 from assist.llm.base import BackendError
 from corpus.access import get_managed_project
 from corpus.importing import DatasetError
@@ -29,8 +30,9 @@ from .evaluators import import_evaluator_scores
 from .export import TABLE_FORMATS, ExportOptions
 from .figures import DIMENSIONS, current_figures, figures_job, figures_start, labels_fingerprint, table_from
 from .figures import KIND as FIGURES_KIND
+from .job_kinds import EXPORT
 from .paper_tables import PAPER_TABLES
-from .runs import EXPORT, export_start
+from .runs import export_start
 from .tables import TABLES, table_columns
 
 

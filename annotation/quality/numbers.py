@@ -21,7 +21,7 @@ from datetime import date
 from django.db.models import Count, Max, Q, Sum
 from django.urls import reverse
 
-from assist.runs import ASSIST
+from assist.job_kinds import ASSIST
 from corpus.models import Job, Project
 from corpus.snapshots import SnapshotState, snapshot_state
 

@@ -26,7 +26,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from assist.runs import ASSIST
+from assist.job_kinds import ASSIST
 from corpus.models import Document, Job, Project, Summary, job_start
 from corpus.snapshots import job_for_fingerprint
 from corpus.uploads import IMPORT

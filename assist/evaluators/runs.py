@@ -17,6 +17,7 @@ from django.utils import timezone
 from assist import embeddings
 from assist.cache import DatabaseCache
 from assist.config import backend_config
+from assist.job_kinds import EVALUATOR
 from assist.llm.base import RetryPolicy
 from assist.models import EvaluatorDocumentResult, EvaluatorScore, EvaluatorSentenceScore
 from assist.pipeline import StepReport, document_vectors, sentences_digest
@@ -35,9 +36,6 @@ class RunReport:
     current: int = 0  # Already scored with the same identity and inputs: skipped.
     embedded: bool = False
     failures: list[str] = dataclasses.field(default_factory=list)
-
-
-EVALUATOR = "evaluator"  # its job kind (assist/tasks.py)
 
 
 def evaluator_config(*, project: Project, evaluator: str, backend: str = "", model_path: str = "") -> dict:
