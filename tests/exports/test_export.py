@@ -18,6 +18,8 @@ from exports.selectors import check_labels
 from exports.simulate import simulate_annotations
 from tests.work import add_assistance, import_generated
 
+pytestmark = pytest.mark.usefixtures("analytics_worker")
+
 
 @pytest.fixture
 def simulated(project):

@@ -29,6 +29,8 @@ from exports.selectors import REAL
 
 from .conftest import SPAMMER_ANSWERS
 
+pytestmark = pytest.mark.usefixtures("analytics_worker")
+
 SPAMMER = "spam-worker-77"
 
 
