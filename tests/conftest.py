@@ -150,7 +150,8 @@ def project_built_once(build: Callable) -> Callable:
     runs once, inside a transaction that stays open for the module and is rolled back after its last test. Each test
     still runs in a savepoint of its own (pytest-django's `db`), so what a test writes is gone before the next one.
     The fixture gives the project's id; a module overrides `project` to read a fresh row per test. Not for modules
-    with transactional tests (live_server, `services`): they would truncate what the transaction holds."""
+    with transactional tests (live_server, `services`), which would truncate what the transaction holds, nor for
+    modules with a test that queries beyond its own project: the shared project is in the database for every test."""
 
     @pytest.fixture(scope="module")
     def built(django_db_setup, django_db_blocker):
