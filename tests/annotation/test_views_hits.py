@@ -252,7 +252,8 @@ def test_the_ka_page_pairs_every_keyfact_with_every_sentence(client, corpus, ann
     html = client.get(page_url(assignment)).content.decode()
     assert '<table class="ka-matrix" id="ka-matrix">' in html and "A table for two is booked." in html
     assert '<span class="tag">S1</span>' in html and '<span class="tag">S2</span>' in html
-    assert "Key-fact 1, sentence 1" in html and "Key-fact 1, sentence 2" in html and 'name="u1-aligned"' in html
+    assert ("Can key-fact 1 be inferred from sentence 1?" in html and "Can key-fact 1 be inferred from sentence 2?" in html
+            and 'name="u1-aligned"' in html)
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
     response = client.post(answer_url(assignment, 1), {"u1-aligned": "no"})
     assert response.status_code == 200 and Label.objects.get().aligned is False
