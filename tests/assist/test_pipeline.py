@@ -166,7 +166,7 @@ def test_the_manager_starts_a_run_and_follows_it(client, imported, manager, anno
         assert client.post(url).status_code == 302
     job = Job.objects.get()
     page = client.get(reverse("project_detail", args=["alpha"])).content.decode()
-    assert "offline-similarity" in page and "It is not an LLM" in page
+    assert "Backend: <strong>Offline labeler</strong>" in page and "It is not an LLM" in page
     assert "The offline backend cannot write key-facts" in page
     status = client.get(reverse("job_status", args=["alpha", job.pk]), HTTP_HX_REQUEST="true")
     assert status.status_code == 286 and b"Done" in status.content  # finished: htmx stops polling
