@@ -1,4 +1,5 @@
-"""Each pytest-xdist worker gets its own Redis database, cache and data folder (loaded with `-p tests.parallel`).
+"""Each pytest-xdist worker gets its own Redis database, cache and data folder, and the longest modules are handed out
+first (loaded with `-p tests.parallel`).
 
 pytest-django already gives each worker its own test database (test_<name>_gw0, ...); the rest is read from the
 environment when config/settings.py is imported, which happens before any conftest.py is loaded, so this runs as an
@@ -44,3 +45,16 @@ def isolate(worker_id: str) -> None:
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     isolate(os.environ["PYTEST_XDIST_WORKER"])
+
+
+# The longest modules first (workers killed mid-task, restarted servers, the production stack, Chromium): a worker
+# that takes one early is not left running it alone at the end while the other has nothing to do.
+FIRST = ("reliability", "deploy", "browser")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    def rank(item) -> int:
+        parts = item.nodeid.split("/")
+        return FIRST.index(parts[1]) if len(parts) > 2 and parts[0] == "tests" and parts[1] in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: the order within each group is pytest's
