@@ -40,30 +40,40 @@ def axis_ticks(low: float, high: float, *, count: int = 6) -> list[tuple[float, 
             for k in range(math.floor(low / step), math.ceil(high / step) + 1)]
 
 
-def heatmap(rows: list[str], columns: list[str], values: list[list], *, cell_w: int = 92, cell_h: int = 30,
-            label_w: int = 150, header_h: int = 58) -> dict:
-    """Cells of a rows x columns table of percentages; darker = higher. Missing values get class heat-none."""
+def _grid(rows: list[str], columns: list[str], steps: list[list], texts: list[list], titles: list[list], *,
+          cell_w: int, cell_h: int, label_w: int, header_h: int) -> dict:
+    """The layout heatmap and rank_grid share: a cell per row and column, shaded by its step (None: heat-none), with
+    its text and title, and the row and column labels."""
     cells = []
-    finite = [v for row in values for v in row if _finite(v)]
-    low, high = (min(finite), max(finite)) if finite else (0.0, 100.0)
-    span = (high - low) or 1.0
-    for r, row in enumerate(values):
-        for c, value in enumerate(row):
-            step = min(HEAT_STEPS - 1, int((value - low) / span * HEAT_STEPS)) if _finite(value) else None
+    for r in range(len(rows)):
+        for c in range(len(columns)):
+            step = steps[r][c]
             cells.append({"x": label_w + c * cell_w, "y": header_h + r * cell_h, "w": cell_w - 2, "h": cell_h - 2,
                           "tx": label_w + c * cell_w + cell_w / 2 - 1, "ty": header_h + r * cell_h + cell_h / 2 + 4,
                           "cls": "heat-none" if step is None else f"heat-{step}",
-                          "dark": step is not None and step >= 6,
-                          "text": "—" if step is None else number(value, 1),
-                          "title": f"{rows[r]} × {columns[c]}: " + ("no score" if step is None else number(value, 1))})
+                          "dark": step is not None and step >= 6, "text": texts[r][c], "title": titles[r][c]})
     return {
         "width": label_w + len(columns) * cell_w + 4, "height": header_h + len(rows) * cell_h + 4, "cells": cells,
         "row_labels": [{"text": name, "x": label_w - 8, "y": header_h + r * cell_h + cell_h / 2 + 4}
                        for r, name in enumerate(rows)],
         "column_labels": [{"text": name, "x": label_w + c * cell_w + cell_w / 2, "y": header_h - 10}
                           for c, name in enumerate(columns)],
-        "low": low, "high": high,
     }
+
+
+def heatmap(rows: list[str], columns: list[str], values: list[list], *, cell_w: int = 92, cell_h: int = 30,
+            label_w: int = 150, header_h: int = 58) -> dict:
+    """Cells of a rows x columns table of percentages; darker = higher. Missing values get class heat-none."""
+    finite = [v for row in values for v in row if _finite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 100.0)
+    span = (high - low) or 1.0
+    steps = [[min(HEAT_STEPS - 1, int((value - low) / span * HEAT_STEPS)) if _finite(value) else None
+              for value in row] for row in values]
+    texts = [[number(value, 1) if _finite(value) else "—" for value in row] for row in values]
+    titles = [[f"{rows[r]} × {columns[c]}: " + (number(value, 1) if _finite(value) else "no score")
+               for c, value in enumerate(row)] for r, row in enumerate(values)]
+    return {**_grid(rows, columns, steps, texts, titles, cell_w=cell_w, cell_h=cell_h, label_w=label_w,
+                    header_h=header_h), "low": low, "high": high}
 
 
 def stacked_bars(groups: dict, *, width: int = 640, bar_h: int = 22, label_w: int = 170) -> dict:
@@ -177,20 +187,10 @@ def rank_grid(rows: list[str], columns: list[str], ranks: list[list], *, cell_w:
     """A heatmap's shape for ranks (1 = best): the best cell darkest, the worst lightest, each labelled with its
     rank; a missing rank gets class heat-none."""
     worst = max(len(rows), 1)
-    cells = []
-    for r, row in enumerate(ranks):
-        for c, rank in enumerate(row):
-            step = None if rank is None else round((worst - rank) / max(worst - 1, 1) * (HEAT_STEPS - 1))
-            cells.append({"x": label_w + c * cell_w, "y": header_h + r * cell_h, "w": cell_w - 2, "h": cell_h - 2,
-                          "tx": label_w + c * cell_w + cell_w / 2 - 1, "ty": header_h + r * cell_h + cell_h / 2 + 4,
-                          "cls": "heat-none" if step is None else f"heat-{step}",
-                          "dark": step is not None and step >= 6, "text": "—" if rank is None else str(rank),
-                          "title": f"{rows[r]}: " + ("no rank" if rank is None else f"rank {rank} of {worst}")
-                                   + f" in {columns[c].lower()}"})
-    return {
-        "width": label_w + len(columns) * cell_w + 4, "height": header_h + len(rows) * cell_h + 4, "cells": cells,
-        "row_labels": [{"text": name, "x": label_w - 8, "y": header_h + r * cell_h + cell_h / 2 + 4}
-                       for r, name in enumerate(rows)],
-        "column_labels": [{"text": name, "x": label_w + c * cell_w + cell_w / 2, "y": header_h - 10}
-                          for c, name in enumerate(columns)],
-    }
+    steps = [[None if rank is None else round((worst - rank) / max(worst - 1, 1) * (HEAT_STEPS - 1)) for rank in row]
+             for row in ranks]
+    texts = [["—" if rank is None else str(rank) for rank in row] for row in ranks]
+    titles = [[f"{rows[r]}: " + ("no rank" if rank is None else f"rank {rank} of {worst}") + f" in {columns[c].lower()}"
+               for c, rank in enumerate(row)] for r, row in enumerate(ranks)]
+    return _grid(rows, columns, steps, texts, titles, cell_w=cell_w, cell_h=cell_h, label_w=label_w,
+                 header_h=header_h)

@@ -81,6 +81,15 @@ def log_in_by_keyboard(page, live_server, username):
         page.keyboard.press("Enter")
 
 
+def start_next_fv_hit(page, live_server, username: str = "annie") -> None:
+    """Log in by keyboard, start the next fact verification HIT from My work and wait for its first item."""
+    log_in_by_keyboard(page, live_server, username)
+    page.goto(f"{live_server.url}/work/")
+    with page.expect_navigation():
+        page.click("text=Start next fact verification HIT")
+    page.wait_for_selector("#item-0.current")
+
+
 def tab_to(page, text: str, limit: int = 40):
     """Press Tab until the focused element's text starts with `text`."""
     for _ in range(limit):

@@ -16,7 +16,7 @@ from corpus.models import Membership, Project
 from tests.work import annotator_for, complete, import_generated, may_create_projects
 
 from .conftest import log_in
-from .test_hit_pages import log_in_by_keyboard, press, work  # noqa: F401 (the fixture)
+from .test_hit_pages import log_in_by_keyboard, press, start_next_fv_hit, work  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("FINEGRAIN_SHOTS", "/tmp/shots")
@@ -34,11 +34,7 @@ GRID_ROW = {
 
 
 def test_f_opens_the_current_items_flag_and_ctrl_enter_saves_it(page, live_server, work):  # noqa: F811
-    log_in_by_keyboard(page, live_server, "annie")
-    page.goto(f"{live_server.url}/work/")
-    with page.expect_navigation():
-        page.click("text=Start next fact verification HIT")
-    page.wait_for_selector("#item-0.current")
+    start_next_fv_hit(page, live_server)
     legend = page.locator("#shortcuts")
     expect(legend).to_contain_text("f flag the item: opens its comment (Ctrl+Enter saves it)")
     press(page, "j", "f")

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from annotation.models import Label
 
 from .test_hit_page_layout import SENTENCES, long_hit, open_hit  # noqa: F401 (the fixture)
-from .test_hit_pages import log_in_by_keyboard, press, saved, work  # noqa: F401 (the fixture)
+from .test_hit_pages import log_in_by_keyboard, press, saved, start_next_fv_hit, work  # noqa: F401 (the fixture)
 from .test_ka_matrix import ROW
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -96,11 +96,7 @@ def test_the_annotator_switches_the_shortcuts_off_and_the_page_remembers(page, l
 
 
 def test_every_answer_is_named_by_its_question_and_the_source_is_a_region(page, live_server, work):  # noqa: F811
-    log_in_by_keyboard(page, live_server, "annie")
-    page.goto(f"{live_server.url}/work/")
-    with page.expect_navigation():
-        page.click("text=Start next fact verification HIT")
-    page.wait_for_selector("#item-0.current")
+    start_next_fv_hit(page, live_server)
     item = page.locator("#item-1")
     for question in ("Is the AI right?", "Does the sentence have a factual error?"):
         group = item.get_by_role("radiogroup", name=question)
@@ -150,11 +146,7 @@ def test_tab_never_lands_under_the_submit_bar(chromium, live_server, long_hit): 
 
 
 def test_esc_closes_every_dialog_and_disclosure(page, live_server, work):  # noqa: F811
-    log_in_by_keyboard(page, live_server, "annie")
-    page.goto(f"{live_server.url}/work/")
-    with page.expect_navigation():
-        page.click("text=Start next fact verification HIT")
-    page.wait_for_selector("#item-0.current")
+    start_next_fv_hit(page, live_server)
     # The flag of an item: Esc closes it, even while typing, and the focus goes back to its item.
     page.click("#flag-1 summary")
     page.focus("#u1-flag")
