@@ -74,8 +74,12 @@ def test_positions_stay_contiguous_and_checks_are_not_appended_at_the_end(big_pr
         assert real == sorted(real)  # The summary's own sentences keep their order.
         for unit in units:
             if hasattr(unit, "attention_check"):
+                places[unit.position] += 1
                 places["last" if unit.position == len(units) - 1 else "inside"] += 1
-    assert places["inside"] > 0 and places["last"] > 0
+    # Seeded by each HIT's random public id, so whether some check lands last varies from build to build (about one
+    # build in eight has none of 18 there); that most land inside, at several places, does not.
+    assert places["inside"] > places["last"]
+    assert len([place for place in places if isinstance(place, int)]) >= 3
 
 
 def test_building_again_changes_nothing_and_held_hits_are_never_touched(big_project):
