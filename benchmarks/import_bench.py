@@ -2,6 +2,7 @@
 
     python -m benchmarks.import_bench [--engine sqlite|postgres] [--data FILE] [--before REF] [--repeat N]
     python -m benchmarks.import_bench --job [--scale 1,10] [--engine ...] [--before REF] [--after REF] [--repeat N]
+    python -m benchmarks.import_bench --upload [--scale 1,10] [--after REF] [--pg-db NAME] [--redis-url URL]
 
 Default data: benchmarks/out/scale-1x.jsonl (`python -m benchmarks.scale generate --scale 1`: 225 documents,
 2,025 summaries, 36.5 MB). With --before, the import of that commit's code (`git archive`) runs in turn with this
@@ -16,6 +17,13 @@ leaves it), run by the job's task body (`corpus.uploads.import_run`) in a fresh 
 (ru_maxrss, the importing process; the splitting workers' peak is reported apart), the import's seconds and the
 same digest; no re-import. --scale picks the scale benchmark's generated files (default 1). --after REF runs that
 commit's code (`git archive`) instead of this tree's, so that edits made meanwhile cannot change a long run.
+
+--upload measures the whole path as deployed, on PostgreSQL: gunicorn (deploy/gunicorn.conf.py, one worker) and a
+Celery worker of the default queue (Redis broker, --concurrency 2 as deploy/compose.yaml) run from the code; a
+manager logs in over HTTP, posts the file on the import page (a streamed multipart body), and the job runs in the
+worker. While the job runs, every process of both process groups is read from /proc every 0.2 s; the figures are
+each process's peak RSS (VmHWM), the last one read for a process that ended (the import's splitting workers), so a
+lower bound for those. nginx is not in front (it buffers the body to disk before gunicorn sees it).
 
 PostgreSQL: a scratch database (--pg-db, default `finegrain_bench`) on 127.0.0.1:5432 is dropped and re-created for
 every import.
@@ -137,6 +145,142 @@ print(json.dumps({"rows": Summary.objects.count(), "import_seconds": round(secon
 '''
 
 
+# --upload: the database, a manager and a project, made once before the servers start.
+UPLOAD_SETUP = r'''
+import os, sys
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from corpus.models import Membership, Project
+call_command("migrate", verbosity=0)
+project = Project.objects.create(slug="bench", name="bench")
+manager = get_user_model().objects.create_user("bench-manager", password=sys.argv[1])
+Membership.objects.create(project=project, user=manager, role=Membership.Role.MANAGER)
+'''
+
+
+def processes(group: int) -> dict[int, dict]:
+    """Every live process of a process group: its command, RSS and peak RSS (VmHWM), in MB."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) != group:
+                continue
+            status = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ProcessLookupError):
+            continue
+        if "VmHWM" in status:
+            found[int(entry.name)] = {"command": command[:80],
+                                      "rss_mb": round(int(status["VmRSS"].split()[0]) / 1024, 1),
+                                      "peak_rss_mb": round(int(status["VmHWM"].split()[0]) / 1024, 1)}
+    return found
+
+
+def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int = 8765) -> dict:
+    import secrets
+    import signal
+    import time
+
+    import httpx
+    import psycopg
+    import redis
+
+    database = PG_SERVER + pg_db
+    with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{pg_db}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{pg_db}"')
+    redis.Redis.from_url(redis_url).flushdb()
+    password = secrets.token_urlsafe(16)
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="fg-upload-") as temporary:
+        env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1", DATABASE_URL=database,
+                   FINEGRAIN_DATA_DIR=temporary, CELERY_BROKER_URL=redis_url, GUNICORN_BIND=f"127.0.0.1:{port}",
+                   GUNICORN_WORKERS="1", GUNICORN_TIMEOUT="600",
+                   FINEGRAIN_MAX_UPLOAD_BYTES=str(max(data.stat().st_size, 200 * 1024 * 1024)))
+        env.pop("FINEGRAIN_REQUIRE_SERVICES", None)
+        subprocess.run([sys.executable, "-c", UPLOAD_SETUP, password], env=env, cwd=code, check=True)
+        logs = Path(temporary) / "servers.log"
+        with logs.open("w") as log:
+            web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py",
+                                    "config.wsgi:application"], env=env, cwd=code, stdout=log, stderr=log,
+                                   process_group=0)
+            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default",
+                                       "--concurrency", "2", "--loglevel", "INFO", "--without-gossip",
+                                       "--without-mingle", "-n", "bench@%h"], env=env, cwd=code, stdout=log,
+                                      stderr=log, process_group=0)
+        try:
+            deadline = time.monotonic() + 120
+            while "ready." not in logs.read_text() or not _answers(base + "/health/"):
+                if time.monotonic() > deadline or web.poll() is not None or worker.poll() is not None:
+                    raise SystemExit(f"the servers did not start:\n{logs.read_text()[-3000:]}")
+                time.sleep(0.5)
+            with httpx.Client(base_url=base, timeout=900) as client:
+                client.get("/accounts/login/")
+                response = client.post("/accounts/login/", data={
+                    "username": "bench-manager", "password": password,
+                    "csrfmiddlewaretoken": client.cookies["csrftoken"]})
+                if response.status_code != 302:
+                    raise SystemExit(f"log-in refused: {response.status_code}")
+                client.get("/projects/bench/import/")
+                started_at = {"web": processes(web.pid), "worker": processes(worker.pid)}
+                begun = time.perf_counter()
+                with data.open("rb") as file:
+                    response = client.post("/projects/bench/import/", data={
+                        "csrfmiddlewaretoken": client.cookies["csrftoken"]},
+                        files={"file": (data.name, file, "application/octet-stream")})
+                upload_seconds = time.perf_counter() - begun
+            if response.status_code != 302:
+                raise SystemExit(f"the upload was refused: {response.status_code} {response.text[:2000]}")
+            job_id = int(response.headers["location"].rstrip("/").rsplit("/", 1)[1])
+            seen = {"web": {}, "worker": {}}
+            with psycopg.connect(database.replace("postgres://", "postgresql://"), autocommit=True) as connection:
+                while True:
+                    for name, server in (("web", web), ("worker", worker)):
+                        seen[name].update(processes(server.pid))
+                    status, started, finished, error = connection.execute(
+                        "SELECT status, started, finished, error FROM annotation_job WHERE id = %s",
+                        [job_id]).fetchone()
+                    if status in ("done", "failed"):
+                        break
+                    if time.perf_counter() - begun > 3600:
+                        raise SystemExit("the job did not end within an hour")
+                    time.sleep(0.2)
+                documents = connection.execute("SELECT count(*) FROM annotation_document").fetchone()[0]
+            for name, server in (("web", web), ("worker", worker)):
+                seen[name].update(processes(server.pid))
+        finally:
+            for server in (web, worker):
+                try:
+                    os.killpg(server.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            for server in (web, worker):
+                try:
+                    server.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(server.pid, signal.SIGKILL)
+                    server.wait()
+    if status != "done":
+        raise SystemExit(f"the job failed: {error}")
+    return {"file": data.name, "megabytes": round(data.stat().st_size / 1e6, 1), "documents": documents,
+            "upload_seconds": round(upload_seconds, 2), "job_seconds": round((finished - started).total_seconds(), 2),
+            "before_upload": started_at, "processes": seen}
+
+
+def _answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def run_once(code: Path, engine: str, data: Path, *, job: bool = False, pg_db: str = "finegrain_bench") -> dict:
     env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1",
                FINEGRAIN_MAX_UPLOAD_BYTES=str(max(data.stat().st_size, 200 * 1024 * 1024)))
@@ -167,10 +311,13 @@ def main() -> None:
     parser.add_argument("--after", default="", help="a git ref whose code runs instead of this tree's")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--job", action="store_true", help="through the job's task body, with its peak RSS")
+    parser.add_argument("--upload", action="store_true",
+                        help="the whole path: an HTTP upload to gunicorn, the job in a Celery worker (PostgreSQL)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15", help="--upload: the Celery broker")
     parser.add_argument("--scale", default="1", help="with --job: the generated files' scales, e.g. 1,10")
     parser.add_argument("--pg-db", default="finegrain_bench", help="the scratch PostgreSQL database's name")
     args = parser.parse_args()
-    if args.job:
+    if args.job or args.upload:
         files = [args.data] if args.data else [generate(float(scale)) for scale in args.scale.split(",")]
     else:
         files = [args.data or generate(1)]
@@ -181,6 +328,12 @@ def main() -> None:
         if args.before:
             codes["before"] = checkout(args.before, Path(temporary) / "before")
         for data in files:
+            if args.upload:
+                for _ in range(args.repeat):
+                    line = {"code": args.after or "tree", "load": os.getloadavg()[0],
+                            **upload_once(codes["after"], data, pg_db=args.pg_db, redis_url=args.redis_url)}
+                    print(json.dumps(line), flush=True)
+                continue
             for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
                 if args.job:
                     measure_job(codes, engine, data, args.repeat, args.pg_db)

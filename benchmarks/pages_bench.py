@@ -3,14 +3,20 @@
     python -m benchmarks.pages_bench build --scale 1 --database-url postgres://postgres@127.0.0.1:5432/fg_pages_scale
     python -m benchmarks.pages_bench build --scale 1 --database-url sqlite:///$PWD/benchmarks/out/pages-1x.sqlite3
     python -m benchmarks.pages_bench measure --database-url URL [--repeat 20] [--code REF] [--only NAMES] [--out F]
-        [--variants all|tasks|none]
+        [--variants all|tasks|none] [--polled]
+    python -m benchmarks.pages_bench scales --at 1x=pages-1x.json --at 10x=pages-10x.json [--queries-only]
 
 `build` makes the database once with benchmarks/scale.py's child steps (import; KV HITs; the KV labels of 3 simulated
 annotators; FV HITs; KA HITs; the FV and KA labels), attention checks at 20%, from a `git archive` of HEAD so that
 editing the tree while it runs changes nothing. `measure` then runs in this tree's code against that database: it
 lists the GET pages of the URLconf, fills their slug and ids from the database, requests each `--repeat` times as each
 role with Django's test client, and reports p50 / p99 time and response size per page and role; a page over 500 KB or
-500 ms at p99 is flagged. Pages whose URL needs an object the database has none of are reported as skipped.
+500 ms at p99 is flagged. Pages whose URL needs an object the database has none of are reported as skipped. With
+--polled it also requests the fragments the pages poll, as htmx does (benchmarks/pages_measure.py: POLLED).
+
+`scales` puts the --out of measures on databases of different scales side by side: per page, role, query string and
+polled fragment, the SQL queries of a request at each scale, whether they are the same, and p50 time and size. Pages
+are matched without their ids (a HIT's or a job's id differs between two databases).
 """
 
 import argparse
@@ -71,15 +77,46 @@ def compare(before: dict, after: dict) -> str:
     return "\n".join(lines)
 
 
+def by_scale(runs: list[tuple[str, dict]], queries_only: bool = False) -> str:
+    """A markdown table of the pages every run answered (status 200 or 286), the scales side by side."""
+    def key(row):
+        # A polled row keeps its query string as the template writes it: `shown` is a time, not the same twice.
+        url = row.get("url", "")
+        query = row.get("query", url[url.index("?"):] if "?" in url else "")
+        return row["page"], row["role"], query, row.get("polled", False), row.get("job", "")
+
+    found = [{key(row): row for row in run["rows"] if row.get("status") in (200, 286)} for _, run in runs]
+    names = [name for name, _ in runs]
+    header = (["page", "role", "status"] + [f"queries {name}" for name in names] + ["same queries"]
+              + ([] if queries_only else [f"p50 ms {name}" for name in names] + [f"KB {name}" for name in names]))
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for row_key, row in found[-1].items():
+        if not all(row_key in rows for rows in found):
+            continue
+        rows = [rows[row_key] for rows in found]
+        page = f"{row['page']}{_query(row)}"
+        if row.get("polled"):
+            page += f" (polled{', ' + row['job'] if row.get('job') else ''})"
+        counts = [str(each["queries"]) for each in rows]
+        cells = [page, row["role"], "/".join(sorted({str(each["status"]) for each in rows}))] + counts
+        cells.append("yes" if len(set(counts)) == 1 else "**no**")
+        if not queries_only:
+            cells += [f"{each['p50_ms']:,.1f}" for each in rows] + [f"{each['kb']:,.1f}" for each in rows]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _query(row: dict) -> str:
     """A variant's query string (the review page's filters), to tell its rows apart."""
+    if row.get("query"):
+        return f" `{row['query']}`"
     url = row.get("url", "")
     return f" `{url[url.index('?'):]}`" if "?" in url else ""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["build", "measure", "compare"])
+    parser.add_argument("command", choices=["build", "measure", "compare", "scales"])
     parser.add_argument("--before", type=Path, help="compare: the --out of a measure with --code (old code)")
     parser.add_argument("--after", type=Path, help="compare: the --out of a measure with this tree's code")
     parser.add_argument("--scale", type=float, default=1.0)
@@ -91,7 +128,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--variants", choices=["all", "tasks", "none"], default="all",
                         help="measure: the review page per task and filter (all), per task, or its plain URL only")
+    parser.add_argument("--polled", action="store_true", help="measure: also the fragments the pages poll")
+    parser.add_argument("--at", action="append", default=[], metavar="LABEL=FILE",
+                        help="scales: a measure's --out and its label (1x=pages-1x.json), smallest scale first")
+    parser.add_argument("--queries-only", action="store_true", help="scales: the query counts alone")
     args = parser.parse_args()
+    if args.command == "scales":
+        runs = [(label, json.loads(Path(path).read_text()))
+                for label, path in (entry.split("=", 1) for entry in args.at)]
+        print(by_scale(runs, args.queries_only))
+        return
     if args.command == "compare":
         print(compare(json.loads(args.before.read_text()), json.loads(args.after.read_text())))
         return
@@ -101,7 +147,7 @@ def main() -> None:
     env = dict(os.environ, DATABASE_URL=args.database_url, PYTHONDONTWRITEBYTECODE="1")
     env.pop("CELERY_BROKER_URL", None)
     command = [sys.executable, "-m", "benchmarks.pages_measure", "--repeat", str(args.repeat), "--only", args.only,
-               "--variants", args.variants]
+               "--variants", args.variants] + (["--polled"] if args.polled else [])
     if args.out:
         command += ["--out", str(args.out.resolve())]
     started = time.perf_counter()

@@ -5,6 +5,14 @@ The pages are enumerated from the URLconf (every named leaf pattern outside admi
 person sees, and DRF paginates it); their parameters are filled from the database by name. The annotator is an
 account that did a third of the project's HITs (the first simulated annotator, turned into an account once), so its
 own history is as long as the project makes it. A page that answers 405 takes POST only and is left out.
+
+With --polled, the fragments that pages poll (the templates' `hx-trigger="every ..."`) are requested too, as htmx
+requests them (an HX-Request header, the query string the template puts on the URL), by the roles whose pages poll
+them (POLLED): the progress fragment, a job's fragment (the latest job, and an import job left running for the
+measure and deleted after), the review list's tally state, the quality numbers' state, the analytics figures' state
+and the project page's assist card. Each answers in the state the database is in: a finished job or current numbers
+answer "stop polling" (286) or a refresh, which is the answer a page gets on its last poll; a job that is queued or
+running answers its state, as on every poll before that.
 """
 
 import argparse
@@ -27,6 +35,7 @@ from django.db.models import Count  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse  # noqa: E402
+from django.utils import timezone  # noqa: E402
 
 from annotation.models import Annotator, Assignment, Hit, Label, Task  # noqa: E402
 from annotation.selectors import disagreements  # noqa: E402
@@ -38,6 +47,16 @@ LIMIT_MS = 500
 # Someone else's page (exports/): measured only when asked.
 LEFT_OUT = {"exports_analytics"}
 TASKS = (Task.FACT_VERIFICATION, Task.KEYFACT_VALIDATION, Task.KEYFACT_ALIGNMENT)
+# The fragments pages poll (templates: hx-trigger="every ..."): pattern name -> (the query strings the templates put
+# on its URL, {shown} being when the quality numbers on the page were computed; the roles whose pages poll it).
+MANAGER = ("manager",)
+POLLED = {"progress": ([""], MANAGER),  # annotation/progress/_progress.html, every 5 s
+          "job_status": ([""], MANAGER),  # jobs/_job.html, every 2 s, on every page that lists jobs
+          "review_status": (["?listed=1"], ("manager", "reviewer")),  # annotation/review/_tally.html, every 2 s
+          "quality_numbers_status": (["?shown={shown}"], MANAGER),  # annotation/quality/_numbers_state.html, 3 s
+          "exports_analytics_status": (["", "?simulated=1"], MANAGER),  # exports/_figures_pending.html, every 2 s
+          "project_detail": (["?part=assist"], MANAGER)}  # assist/_card.html, every 2 s
+HTMX = {"HX-Request": "true"}
 
 
 def named_patterns(patterns=None, prefix="") -> list[tuple[str, list[str]]]:
@@ -166,22 +185,63 @@ def percentile(samples: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered) + 0.5)) - 1))]
 
 
-def measure(client: Client, url: str, repeat: int) -> dict:
+def running_import(project: Project) -> Job:
+    """An import job as a manager's upload leaves it while the worker reads the file: what job_status answers on
+    every poll until it ends."""
+    return Job.objects.create(project=project, kind="import", status=Job.Status.RUNNING, started=timezone.now(),
+                              progress=project.documents.count() // 2, total=project.documents.count(),
+                              params={"filename": "scale.jsonl"}, message="Writing documents")
+
+
+def measure_polled(people: dict, project: Project, known: dict, only: set, repeat: int) -> list[dict]:
+    """Each polled fragment as each role whose pages poll it, requested as htmx requests it; a job_status row for
+    the latest job and one for an import job left running (deleted after)."""
+    from annotation.quality.numbers import quality_numbers
+
+    computed = quality_numbers(project).computed
+    shown = computed.isoformat() if computed else ""
+    running = running_import(project)
+    rows = []
+    try:
+        for name, parameters in named_patterns():
+            if name not in POLLED or (only and name not in only):
+                continue
+            queries, roles = POLLED[name]
+            jobs = [known.get(("job_status", "pk")), running.pk] if name == "job_status" else [None]
+            for job, query, role in itertools.product(jobs, queries, roles):
+                person = people[role]
+                url = fill(name, parameters, {**known, ("job_status", "pk"): job} if job else known)
+                if url is None:
+                    continue
+                client = Client()
+                client.force_login(person)
+                row = {"page": name, "role": role, "polled": True, "query": query,
+                       **measure(client, url + query.format(shown=shown), repeat, headers=HTMX)}
+                if name == "job_status":
+                    row["job"] = "running import" if job == running.pk else "latest job"
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    finally:
+        running.delete()
+    return rows
+
+
+def measure(client: Client, url: str, repeat: int, headers: dict | None = None) -> dict:
     times = []
     while True:
         with CaptureQueriesContext(connection) as captured:
             begun = time.perf_counter()
-            response = client.get(url)
+            response = client.get(url, headers=headers)
             body = b"".join(response.streaming_content) if response.streaming else response.content
             times.append(time.perf_counter() - begun)
         # A refusal is not timed further; a page slower than 5 s is read 3 times, not `repeat`.
-        if response.status_code != 200 or len(times) >= (3 if times[0] > 5 else repeat):
+        if response.status_code not in (200, 286) or len(times) >= (3 if times[0] > 5 else repeat):
             break
     status, size = response.status_code, len(body)
     p50, p99 = percentile(times, 0.5) * 1000, percentile(times, 0.99) * 1000
     return {"url": url, "status": status, "n": len(times), "p50_ms": round(p50, 1), "p99_ms": round(p99, 1),
             "kb": round(size / 1024, 1), "queries": len(captured.captured_queries),
-            "over": status == 200 and (p99 > LIMIT_MS or size / 1024 > LIMIT_KB)}
+            "over": status in (200, 286) and (p99 > LIMIT_MS or size / 1024 > LIMIT_KB)}
 
 
 def main() -> None:
@@ -192,6 +252,8 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--variants", choices=["all", "tasks", "none"], default="all",
                         help="the review page's query strings: per task and filter, per task, or the plain URL only")
+    parser.add_argument("--polled", action="store_true",
+                        help="also the fragments pages poll, requested as htmx requests them (POLLED)")
     args = parser.parse_args()
     settings.ALLOWED_HOSTS = ["*"]
     logging.getLogger("django.request").setLevel(logging.CRITICAL)  # the refusals are expected, and reported
@@ -234,6 +296,8 @@ def main() -> None:
                 continue
             rows.append(row)
             print(json.dumps(row), flush=True)
+    if args.polled:
+        rows += measure_polled(people, project, known, only, args.repeat)
     if args.out:
         with open(args.out, "w") as out:
             json.dump({"facts": facts, "rows": rows}, out, indent=1)
@@ -247,13 +311,19 @@ def table(rows: list[dict]) -> str:
         if "skipped" in row:
             lines.append(f"| {row['page']} | - | skipped: {row['skipped']} | | | | | | |")
             continue
-        timed = row["status"] == 200
-        url = row["url"]
-        query = f" `{url[url.index('?'):]}`" if "?" in url else ""
-        lines.append(f"| {row['page']}{query} | {row['role']} | {row['status']} | "
+        timed = row["status"] in (200, 286)
+        lines.append(f"| {label(row)} | {row['role']} | {row['status']} | "
                      f"{row['p50_ms'] if timed else ''} | {row['p99_ms'] if timed else ''} | {row['kb']} | "
                      f"{row['queries']} | {row['n']} | {'OVER' if row['over'] else ''} |")
     return "\n".join(lines)
+
+
+def label(row: dict) -> str:
+    """The page's name, its query string, and whether it is a polled fragment (and which job's)."""
+    url = row.get("url", "")
+    query = f" `{url[url.index('?'):]}`" if "?" in url else ""
+    polled = f" (polled{', ' + row['job'] if 'job' in row else ''})" if row.get("polled") else ""
+    return f"{row['page']}{query}{polled}"
 
 
 if __name__ == "__main__":

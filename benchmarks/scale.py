@@ -17,9 +17,10 @@ branch left main), the same builds with that commit's code on a copy of the data
 side by side, and whether both builds made the same HITs, units and checks (HIT ids made deterministic in both); the
 FV and KA labels of the same simulated annotators; the agreement report (3 tasks x their breakdowns, 1,000 bootstrap
 resamples each); the full export (annotator labels, assistance, checks, parquet tables, card); the analytics page's
-figures (its job, run here); the pages a manager opens, read as a manager with Django's test client (time and
-response size). With --mapping, the contextual mapping of every document (the embedding model on the CPU: ~2 minutes
-per 10,000 sentences on this machine kind) runs after the import.
+figures (its job, run here); the pages a manager opens and the fragments they poll (requested as htmx does), read
+as a manager with Django's test client: time and size of a first request, and the SQL queries of it and of a second.
+With --mapping, the contextual mapping of every document (the embedding model on the CPU: ~2 minutes per 10,000
+sentences on this machine kind) runs after the import.
 One JSON line per step. --parallel runs the engines at the same time (each step is one process: two engines keep
 the two cores busy), which halves the wall time and adds noise to both.
 
@@ -168,21 +169,45 @@ elif step == "export":
 elif step == "pages":
     from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
+    from corpus.models import Job
     settings.ALLOWED_HOSTS = ["*"]
     manager, _ = get_user_model().objects.get_or_create(username="scale-manager",
                                                         defaults={"is_staff": True, "is_superuser": True})
     client = Client()
     client.force_login(manager)
+    project = Project.objects.get(slug=args["slug"])
+    slug = {"slug": args["slug"]}
+    # The pages, then the fragments they poll (templates: hx-trigger="every ..."), requested as htmx requests them.
+    urls = [(name, reverse(name, kwargs=slug), False) for name in (
+        "project_detail", "progress", "hit_list", "quality_dashboard", "exports_analytics", "crowd_manage")]
+    urls += [(name, reverse(name, kwargs=slug) + query, True) for name, query in (
+        ("progress", ""), ("review_status", "?listed=1"), ("exports_analytics_status", ""),
+        ("project_detail", "?part=assist"))]
+    from annotation.quality.numbers import quality_numbers
+    computed = quality_numbers(project).computed
+    urls.append(("quality_numbers_status", reverse("quality_numbers_status", kwargs=slug)
+                 + f"?shown={computed.isoformat() if computed else ''}", True))
+    job = Job.objects.filter(project=project).order_by("-pk").first()
+    if job is not None:
+        urls.append(("job_status", reverse("job_status", kwargs={**slug, "pk": job.pk}), True))
     pages = {}
-    for name in ("project_detail", "progress", "hit_list", "quality_dashboard", "exports_analytics"):
-        url = reverse(name, kwargs={"slug": args["slug"]})
-        begun = time.perf_counter()
-        response = client.get(url)
-        body = b"".join(response.streaming_content) if response.streaming else response.content
-        pages[name] = {"status": response.status_code, "seconds": round(time.perf_counter() - begun, 3),
-                       "kb": round(len(body) / 1024, 1)}
+    for name, url, polled in urls:
+        headers = {"HX-Request": "true"} if polled else {}
+        counts = []
+        for _ in range(2):  # the first request timed; the queries of both (the first may queue a job)
+            with CaptureQueriesContext(connection) as captured:
+                begun = time.perf_counter()
+                response = client.get(url, headers=headers)
+                body = b"".join(response.streaming_content) if response.streaming else response.content
+                seconds = time.perf_counter() - begun
+            counts.append(len(captured.captured_queries))
+            if len(counts) == 1:
+                first = {"status": response.status_code, "seconds": round(seconds, 3), "kb": round(len(body) / 1024, 1)}
+        pages[name + (" (polled)" if polled else "")] = {**first, "queries": counts}
     out["pages"] = pages
 out["seconds"] = round(time.perf_counter() - started, 2)
 out["cpu_seconds"] = round(cpu_since(cpu_started), 2)
@@ -339,7 +364,12 @@ STEP_NAMES = {"import": "import", "mapping": "contextual mapping", "build": "bui
               "export": "full export", "analytics": "analytics figures (the page's job, with and without "
               "simulated labels)"}
 PAGE_NAMES = {"project_detail": "project page", "progress": "progress page", "hit_list": "HIT list",
-              "quality_dashboard": "quality dashboard", "exports_analytics": "analytics page"}
+              "quality_dashboard": "quality dashboard", "exports_analytics": "analytics page",
+              "crowd_manage": "crowd manager page", "progress (polled)": "progress fragment (polled)",
+              "review_status (polled)": "review tally state (polled)",
+              "exports_analytics_status (polled)": "analytics figures state (polled)",
+              "project_detail (polled)": "assist card (polled)", "job_status (polled)": "latest job (polled)",
+              "quality_numbers_status (polled)": "quality numbers state (polled)"}
 
 
 def table(paths: list[Path]) -> str:
@@ -366,8 +396,9 @@ def table(paths: list[Path]) -> str:
     for line in lines:
         if line["step"] == "pages":
             for page, figures in line["pages"].items():
+                queries = figures.get("queries")
                 put(PAGE_NAMES.get(page, page), line["engine"], line["scale"], figures["seconds"],
-                    f", {figures['kb']:,.0f} KB")
+                    f", {figures['kb']:,.0f} KB" + (f", {'/'.join(map(str, queries))} queries" if queries else ""))
             continue
         row = STEP_NAMES.get(line["step"], line["step"]).format(
             task=line.get("task", "").upper(), tasks="+".join(line.get("tasks", [])).upper())
