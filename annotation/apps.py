@@ -6,11 +6,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self):
-        from corpus.snapshots import snapshot_kind
-
-        from .quality.numbers import KIND, quality_basis, quality_compute
-
-        snapshot_kind(KIND, basis=quality_basis, compute=quality_compute)
         from . import tasks  # noqa: F401 (registers the app's job kinds)
         from .crowd import tasks as crowd_tasks  # noqa: F401 (registers crowd publishing's job kind)
         from .crowd import topups  # noqa: F401 (releases the top-up job's HITs to the crowd)

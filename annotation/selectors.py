@@ -513,7 +513,7 @@ def units_of(split: list[SplitUnit]) -> list[Unit]:
 def agreement_summary(project: Project, task: str, *, among: list[int] | None = None) -> dict:
     """How far the annotators agree among themselves (pairs of counted answers on the same unit that agree) and
     with the adjudications (counted answers on adjudicated units that equal the adjudicated label). `among`:
-    [pairs, agreeing pairs] as a ReviewTally stored them, instead of a pass over every counted label; the part
+    [pairs, agreeing pairs] as the stored review tally has them, instead of a pass over every counted label; the part
     about adjudications is read live (one row per adjudicated unit's counted label)."""
     pairs = agreeing = 0
     if among is not None:

@@ -4,7 +4,7 @@ registering the kinds at start-up (annotation.apps) loads no more than the kinds
 
 from celery import shared_task
 
-from corpus.jobs import JobKind, register_kinds
+from corpus.jobs import JobKind, StoredNumbers, register_kinds
 from corpus.tasks import snapshot_task
 from corpus.time_limits import GRACE, MINUTE
 
@@ -28,15 +28,6 @@ def release_expired() -> int:
     return release_expired_reservations()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
-             time_limit=30 * MINUTE + GRACE)
-def review_tally_task(job_id: int) -> None:
-    # Rerunnable: a redelivered task tallies the same labels again (a finished job is not rerun).
-    from .services.review_tally import review_tally_run
-
-    review_tally_run(job_id=job_id)
-
-
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=10 * MINUTE,
              time_limit=10 * MINUTE + GRACE)
 def topups_task(job_id: int) -> None:
@@ -48,7 +39,17 @@ def topups_task(job_id: int) -> None:
 
 register_kinds(
     JobKind(HITS_BUILD, "Build HITs", hits_build_task, unit="tasks"),
-    JobKind(REVIEW_TALLY, "Review list", review_tally_task, unit="tasks"),
     JobKind(TOPUPS, "Top-up labels", topups_task),
-    JobKind(QUALITY, "Quality numbers", snapshot_task),
+    JobKind(REVIEW_TALLY, "Review list", snapshot_task, numbers=StoredNumbers(
+        what="the reviewer's list", page="review",
+        basis="annotation.services.review_tally.review_basis",
+        compute="annotation.services.review_tally.review_tally_compute",
+        access="corpus.access.get_reviewed_project",
+        reload_when_shown=False,  # a reload would lose a reason being typed
+        stale_note="Adjudications are shown as they are now.")),
+    JobKind(QUALITY, "Quality numbers", snapshot_task, numbers=StoredNumbers(
+        what="the quality numbers", page="quality_dashboard",
+        basis="annotation.quality.numbers.quality_basis", compute="annotation.quality.numbers.quality_compute",
+        access="corpus.access.get_managed_project", since="annotation.quality.numbers.newer_submissions",
+        stale_note="Statuses, grades and decisions are shown as they are now.")),
 )

@@ -54,8 +54,6 @@ urlpatterns = [
     path("projects/<slug:slug>/import/", projects.import_upload, name="import_upload"),
     path("projects/<slug:slug>/settings/", project_settings.project_settings, name="project_settings"),
     path("projects/<slug:slug>/review/", review.review, name="review"),
-    path("projects/<slug:slug>/review/tally/", review.review_status, name="review_status"),
-    path("projects/<slug:slug>/review/tally/again/", review.review_tally_again, name="review_tally_again"),
     path("projects/<slug:slug>/review/units/<uuid:unit_id>/", review.review_unit, name="review_unit"),
     path("projects/<slug:slug>/hits/<uuid:hit_id>/send-back/", review.hit_send_back, name="hit_send_back"),
     path("projects/<slug:slug>/people/", people.people_page, name="people"),
@@ -64,6 +62,8 @@ urlpatterns = [
     path("projects/<slug:slug>/documents/<int:pk>/", projects.document_detail, name="document_detail"),
     # Long work of every kind: the job's page, and the fragment its pages poll.
     path("projects/<slug:slug>/jobs/<int:pk>/", jobs.job_status, name="job_status"),
+    path("projects/<slug:slug>/numbers/<slug:kind>/", jobs.numbers_status, name="numbers_status"),
+    path("projects/<slug:slug>/numbers/<slug:kind>/update/", jobs.numbers_update, name="numbers_update"),
     # The manager's view of the annotation work.
     path("projects/<slug:slug>/progress/", progress.progress, name="progress"),
     path("projects/<slug:slug>/hits/", progress.hit_list, name="hit_list"),
@@ -75,9 +75,6 @@ urlpatterns = [
     path("projects/<slug:slug>/costs/", costs.cost_page, name="costs"),
     # Quality control (managers), and the annotators' screening test.
     path("projects/<slug:slug>/quality/", quality.quality_dashboard, name="quality_dashboard"),
-    path("projects/<slug:slug>/quality/numbers/", quality.quality_numbers_status, name="quality_numbers_status"),
-    path("projects/<slug:slug>/quality/numbers/compute/", quality.quality_numbers_compute,
-         name="quality_numbers_compute"),
     path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/", quality.annotator_quality,
          name="annotator_quality"),
     path("projects/<slug:slug>/quality/annotators/<uuid:annotator_id>/status/", quality.annotator_status_view,

@@ -198,10 +198,10 @@ client = Client()
 client.force_login(user)
 new = args["code"] == "new"
 if new:
-    from corpus.models import Job
-    from exports.figures import KIND, figures_run
-    from exports.models import AnalyticsFigures
-    AnalyticsFigures.objects.all().delete()
+    from corpus.models import Job, Snapshot
+    from corpus.snapshots import numbers_run
+    from exports.figures import KIND
+    Snapshot.objects.filter(kind=KIND).delete()
     Job.objects.filter(kind=KIND).delete()
 
 def url(target):
@@ -226,15 +226,17 @@ for target in args["targets"]:
     status, seconds, body = get(target)
     out["targets"][target] = {"first_seconds": round(seconds, 3), "first_status": status,
                               "first_kb": round(len(body) / 1024, 1),
-                              "first_says_computing": status == 503 or b"Computing the analytics" in body}
+                              "first_says_computing": status in (409, 503) or b"Not computed yet" in body}
 if new:
+    # The page's button, then the job's work in this process (a worker's).
+    client.post(reverse("numbers_update", args=[args["slug"], KIND]))
     job = Job.objects.filter(kind=KIND).latest("pk")
     begun = time.perf_counter()
-    figures_run(job_id=job.pk)
+    numbers_run(job_id=job.pk)
     out["job_seconds"] = round(time.perf_counter() - begun, 2)
     job.refresh_from_db()
     out["job_status"] = job.status
-    out["figures_kb"] = round(len(json.dumps(AnalyticsFigures.objects.get(include_simulated=False).figures)) / 1024, 1)
+    out["figures_kb"] = round(len(json.dumps(Snapshot.objects.get(kind=KIND, variant="").data)) / 1024, 1)
 for target in args["targets"]:
     times = []
     for _ in range(args["repeat"]):

@@ -1,44 +1,46 @@
-"""Numbers computed by a job and stored with the fingerprint of what they read: shown as current only while it
-matches.
+"""Stored numbers: numbers a job computed and stored with the fingerprint of what they read, shown as current only
+while it matches. The analytics figures, the reviewer's list and the annotators' quality numbers are all kept so.
 
-Some numbers read every label of a project (a quality dashboard, the analytics): seconds at UniSumEval scale, more
-beyond, so they never run inside a request. A kind registers two functions (`snapshot_kind`): `basis(project)`, a few
-cheap aggregates over what the numbers read (counts, largest ids, latest timestamps; it must move whenever a number
-would), and `compute(project)`, the numbers as JSON. The job (`snapshot_start`: a Job row and a Celery task) takes
-the basis before it reads anything, computes, and stores both in a `Snapshot`. A page asks `snapshot_state`: the
-stored numbers, whether they are current, and the job bringing them up to date (the open one, or the one that failed
-on this very basis: shown with its error, not retried on every view).
+They read every label of a project: seconds at UniSumEval scale, more beyond, so they never run inside a request. A
+kind of job declares its numbers (corpus.jobs.StoredNumbers): `basis(project, variant)`, a few cheap aggregates over
+what the numbers read (counts, largest ids, latest timestamps, built from the parts in `annotation.fingerprints`; it
+must move whenever a number would), and `compute(job)`, the numbers as JSON. The job takes the basis before it reads
+anything, computes, and stores both in a `Snapshot`.
+
+A page asks `numbers_state`: the stored numbers, whether they are current, and the job bringing them up to date if
+one is open (or failed on this very basis: shown with its error). A page view never starts one: a GET changes
+nothing. The manager asks for new numbers with a button (`numbers_update`, a POST), and the one polling view
+(annotation.views.jobs.numbers_status) follows the job until the page can show them.
+
+Why a fingerprint, not counters kept by every writer: labels arrive through bulk inserts and bulk updates that no
+signal sees, and a counter missed once would show stale numbers as current. An insert moves a count and a largest id,
+an edit a timestamp, a delete a count.
 """
 
 import hashlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from django.db import transaction
+from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
-from .models import Job, Project, Snapshot, job_start
-
-
-@dataclass(frozen=True)
-class SnapshotKind:
-    name: str
-    basis: Callable[[Project], dict]
-    compute: Callable[[Project], dict]
+from .jobs import JobKind, StoredNumbers, job_kind, read_only_kinds
+from .models import Document, Job, KeyFact, Project, Snapshot, Summary, job_start
 
 
-_KINDS: dict[str, SnapshotKind] = {}
+def numbers_of(code: str) -> StoredNumbers:
+    numbers = job_kind(code).numbers
+    if numbers is None:
+        raise LookupError(f"The job kind {code!r} stores no numbers")
+    return numbers
 
 
-def snapshot_kind(name: str, *, basis: Callable[[Project], dict], compute: Callable[[Project], dict]) -> None:
-    """Register a kind (from its app's ready()); its jobs have `Job.kind == name`."""
-    _KINDS[name] = SnapshotKind(name, basis, compute)
-
-
-def snapshot_kinds() -> list[str]:
-    """The job kinds that only read (a fingerprint of finished jobs leaves them out: they change no data)."""
-    return list(_KINDS)
+@cache
+def function(path: str):
+    return import_string(path)
 
 
 def fingerprint_of(basis: dict) -> str:
@@ -46,12 +48,39 @@ def fingerprint_of(basis: dict) -> str:
     return hashlib.sha256(repr(basis).encode()).hexdigest()
 
 
+def data_jobs(project: Project) -> dict:
+    """The project's jobs that may change what numbers read (imports, HIT building, AI assistance, evaluator runs...),
+    as a fingerprint part: one that finishes moves it. Jobs that only read (exports, the stored numbers) do not."""
+    return project.jobs.exclude(kind__in=read_only_kinds()).aggregate(n=Count("pk"), finished=Max("finished"))
+
+
+def corpus_parts(project: Project) -> dict:
+    """The project's documents, summaries and key-facts, as fingerprint parts."""
+    return {
+        "documents": Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
+        "summaries": Summary.objects.filter(document__project=project).aggregate(n=Count("pk"), last=Max("pk")),
+        "keyfacts": KeyFact.objects.filter(document__project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), accepted=Count("pk", filter=Q(status=KeyFact.Status.ACCEPTED))),
+    }
+
+
 @dataclass
-class SnapshotState:
+class NumbersState:
+    """Stored numbers of one kind (and variant) against the data as it is now."""
+
+    project: Project
+    kind: JobKind
+    variant: str
     stored: Snapshot | None
     basis: dict
     fingerprint: str
-    job: Job | None = None  # None when the stored numbers are current
+    # While the numbers are not current: the open job, or the one that failed on this very basis; never one started
+    # for the page.
+    job: Job | None
+
+    @property
+    def numbers(self) -> StoredNumbers:
+        return self.kind.numbers
 
     @property
     def current(self) -> bool:
@@ -61,59 +90,86 @@ class SnapshotState:
     def failed(self) -> bool:
         return self.job is not None and self.job.status == Job.Status.FAILED
 
+    @property
+    def running(self) -> bool:
+        return self.job is not None and not self.job.is_finished
 
-def snapshot_state(project: Project, kind: str, *, user=None) -> SnapshotState:
-    """The stored numbers and whether they are current; when they are not (or there are none), the job computing
-    them, started here if none is open and none failed on this basis."""
-    basis = _KINDS[kind].basis(project)
-    state = SnapshotState(Snapshot.objects.filter(project=project, kind=kind).first(), basis, fingerprint_of(basis))
+    @property
+    def data(self) -> dict | None:
+        """The stored numbers, older ones included where the kind shows them; None when there are none to show."""
+        if self.stored is None or not (self.current or self.numbers.show_stale):
+            return None
+        return self.stored.data
+
+    @property
+    def computed(self):
+        return self.stored.computed if self.stored is not None else None
+
+    @property
+    def since(self) -> str:
+        """What changed since the stored numbers were computed, in a phrase ("" when the kind does not say)."""
+        if self.stored is None or self.current or not self.numbers.since:
+            return ""
+        return function(self.numbers.since)(self)
+
+
+def numbers_state(project: Project, code: str, variant: str = "") -> NumbersState:
+    """The stored numbers and whether they are current, with the job bringing them up to date if one is open or
+    failed on this very data. Reads only: a page view starts nothing."""
+    numbers = numbers_of(code)
+    if variant not in numbers.variants:
+        raise ValueError(f"{code!r} numbers have no variant {variant!r}")
+    basis = function(numbers.basis)(project, variant)
+    fingerprint = fingerprint_of(basis)
+    stored = Snapshot.objects.filter(project=project, kind=code, variant=variant).first()
+    state = NumbersState(project, job_kind(code), variant, stored, basis, fingerprint, job=None)
     if not state.current:
-        state.job = snapshot_job(project, kind, fingerprint=state.fingerprint, user=user)
+        # The newest of the open jobs and those that failed on this very data, in one query.
+        state.job = project.jobs.filter(
+            Q(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+            | Q(status=Job.Status.FAILED, params__fingerprint=fingerprint),
+            kind=code, params__variant=variant).order_by("-pk").first()
     return state
 
 
-def snapshot_job(project: Project, kind: str, *, fingerprint: str, user=None) -> Job:
-    """The open job of this kind, the one that failed on this very fingerprint, or a new one."""
-    return job_for_fingerprint(project, kind, fingerprint=fingerprint, start=lambda: snapshot_start(
-        project=project, kind=kind, user=user, fingerprint=fingerprint))
-
-
-def job_for_fingerprint(project: Project, kind: str, *, fingerprint: str, start: Callable[[], Job],
-                        params: dict | None = None) -> Job:
-    """The job bringing stored numbers up to `fingerprint`: the open one of this kind (and `params`), the one that
-    failed on this very fingerprint (shown with its error, not retried on every page view), or `start()`'s."""
+def numbers_update(project: Project, code: str, variant: str = "", *, user=None) -> Job | None:
+    """Ask for numbers computed from the data as it is now (a POST): the job already open, a new one, or None when
+    the stored numbers are current. A job that failed is tried again: somebody asked."""
+    numbers = numbers_of(code)
+    if variant not in numbers.variants:
+        raise ValueError(f"{code!r} numbers have no variant {variant!r}")
     with transaction.atomic():
-        # The project row's lock makes two page views at once start one job, not two.
+        # The project row's lock makes two clicks at once start one job, not two.
         Project.objects.select_for_update().filter(pk=project.pk).first()
-        jobs = project.jobs.filter(kind=kind, **{f"params__{name}": value for name, value in (params or {}).items()})
-        job = jobs.open().order_by("-pk").first() or jobs.filter(
-            status=Job.Status.FAILED, params__fingerprint=fingerprint).order_by("-pk").first()
-        return job if job is not None else start()
+        state = numbers_state(project, code, variant)
+        if state.running:
+            return state.job
+        if state.current:
+            return None
+        return job_start(kind=code, project=project, user=user, total=1,
+                         params={"variant": variant, "fingerprint": state.fingerprint})
 
 
-def snapshot_start(*, project: Project, kind: str, user=None, fingerprint: str = "") -> Job:
-    """A new job (a retry after a failure, or the first one). The kind's app registers it as a job kind run by
-    `snapshot_task` too (corpus.jobs)."""
-    if kind not in _KINDS:
-        raise ValueError(f"Unknown kind of stored numbers: {kind!r}")
-    return job_start(kind=kind, project=project, user=user, total=1, params={"fingerprint": fingerprint})
-
-
-def snapshot_run(*, job_id: int) -> None:
+def numbers_run(*, job_id: int) -> None:
     Job.objects.select_related("project").get(pk=job_id).run(_compute)
 
 
 def _compute(job: Job) -> None:
-    kind = _KINDS[job.kind]
+    numbers, variant = numbers_of(job.kind), job.params.get("variant", "")
     # Taken before anything is read: data that arrives meanwhile makes the stored numbers stale, never the reverse.
-    basis, computed = kind.basis(job.project), timezone.now()
+    basis, computed = function(numbers.basis)(job.project, variant), timezone.now()
     job.advance(0, "reading")
     started = time.perf_counter()
-    data = kind.compute(job.project)
+    result = function(numbers.compute)(job)
+    data, write = result if isinstance(result, tuple) else (result, None)
     seconds = time.perf_counter() - started
-    Snapshot.objects.update_or_create(
-        project=job.project, kind=kind.name,
-        defaults={"fingerprint": fingerprint_of(basis), "basis": basis, "data": data, "computed": computed,
-                  "seconds": seconds})
-    job.advance(1, "done")
-    job.finish({"seconds": round(seconds, 2)})
+    # The kind's own rows and the numbers in one transaction: a page reads the old ones or the new, never half.
+    with transaction.atomic():
+        if write is not None:
+            write()
+        Snapshot.objects.update_or_create(
+            project=job.project, kind=job.kind, variant=variant,
+            defaults={"fingerprint": fingerprint_of(basis), "basis": basis, "data": data, "computed": computed,
+                      "seconds": seconds})
+    Job.objects.filter(pk=job.pk).update(progress=job.total, message="done")
+    job.finish({"variant": variant, "seconds": round(seconds, 2), **(data.get("summary") or {})})

@@ -1,39 +1,34 @@
-"""The analytics figures of a project: computed by a job, kept with the fingerprint of what they read, never stale.
+"""The analytics figures of a project: one kind of stored numbers (corpus.snapshots, registered in exports.tasks),
+computed by a job and never shown once the labels they came from changed.
 
 Computing them reads every counted label and bootstraps agreement: seconds at UniSumEval scale, minutes beyond, so
 it never runs inside a request. `figures_compute` builds, in one pass over the labels, everything the analytics page
-draws and every CSV it offers, as plain JSON; the job (`figures_start`, a Job row and a Celery task, as HIT building)
-stores it in `AnalyticsFigures` with the fingerprint taken before it read anything. A page or CSV request asks
-`current_figures`: the stored figures count only while the fingerprint of the database still matches; otherwise
-the request starts (or finds) the job and says the figures are being recomputed.
+draws and every CSV it offers, as plain JSON. Two variants are kept side by side: the counted labels (""), and the
+same with simulated labels counted ("simulated").
 
-The fingerprint (`labels_fingerprint`): counts, largest ids and latest timestamps of the tables the figures read,
-one aggregate per table over indexed foreign keys, rather than a version counter bumped by every writer: labels
-arrive through bulk inserts and bulk updates that no signal sees, and a counter missed once would show stale figures
-as current. An insert moves a count and a largest id, an edit a timestamp, a delete a count.
+The basis (`figures_basis`, from the parts in annotation.fingerprints) moves whenever counted labels, a submission's
+standing (status, identity, grade, override), any grade (the attention-check pass rates), an adjudication, a
+key-fact's status, the corpus, the HITs, an evaluator score or a release's labels do, and when a job that changes
+data finishes (not when one that only reads does: an export, stored numbers).
 """
 
-import hashlib
 import math
-import time
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from annotation.models import Adjudication, Assignment, Grade, Hit, Task
-from annotation.models.assignment import counted_submission_q
-from annotation.services.review_tally import KIND as REVIEW_TALLY
+from annotation import fingerprints
+from annotation.models import Task
 from assist.models import EvaluatorScore
-from corpus.models import Document, Job, KeyFact, Project, Summary, job_start
-from corpus.snapshots import job_for_fingerprint, snapshot_kinds
+from corpus.models import Job, Project
+from corpus.snapshots import corpus_parts, data_jobs
 
 from . import plots
 from .analytics import Analytics, project_analytics
 from .evaluators import detection_report
-from .job_kinds import ANALYTICS as KIND
-from .job_kinds import EXPORT
-from .models import AnalyticsFigures, ReleaseLabels
+from .job_kinds import ANALYTICS as KIND  # noqa: F401 (the kind's code, for the pages)
+from .models import ReleaseLabels
 from .paper_tables import (
     RANKED,
     cell,
@@ -49,99 +44,40 @@ from .report import ALL_LABELS, COEFFICIENT_NAMES, HEADLINE_LABELS, PAPER_REFERE
 from .scores import SCORE_DIMENSIONS
 from .second_opinion import MAX_ITERATIONS, TASKS, annotator_rows, second_opinions, task_rows
 from .selectors import analysis_labels, evaluators_of, label_source, task_votes
-from .tables import combination_rows, detection_rows, evaluator_means, evaluator_rows
+from .tables import clean, combination_rows, detection_rows, evaluator_means, evaluator_rows
 
 DIMENSIONS = (*SCORE_DIMENSIONS, "composite")
-# The shape of what figures_compute stores, part of the fingerprint: figures stored by code that drew the page
-# differently are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels
-# beside all labels, Dawid-Skene beside majority vote. 3: the paper's result tables. 4: tables 2 and 13, figure 3,
-# each table's decimals.
+SIMULATED = "simulated"
+# The shape of what figures_compute stores, part of the basis: figures stored by code that drew the page differently
+# are recomputed after an upgrade, never shown with fields missing. 2: agreement on the first two labels beside all
+# labels, Dawid-Skene beside majority vote. 3: the paper's result tables. 4: tables 2 and 13, figure 3, each table's
+# decimals.
 FORMAT = 4
 
 
-def labels_fingerprint(project: Project) -> str:
-    """A digest of what the figures read; it changes whenever counted labels, a submission's standing (status,
-    identity, grade, override), any grade (the attention-check pass rates), an adjudication, a key-fact's status,
-    the corpus, the HITs, an evaluator score or a release's labels do, and when a job that rewrites units (HIT
-    building, AI assistance) finishes (not when one that only reads them does: an export, the reviewer's tally).
-
-    Labels are read through their assignments, not one by one (1.7M labels at 10x UniSumEval would cost the page
-    seconds): a label is written only while its assignment is open (annotation.services.answers locks an open one)
-    and does not count then; it starts or stops counting only when its assignment enters or leaves the counted
-    submissions (submitted, confirmed, discarded, graded, overridden, deleted), which moves their aggregates. Bulk
-    writers (simulation, restore) create counted assignments with the labels."""
-    parts = [
-        FORMAT,
-        project.adjudication_in_aggregation,
+def figures_basis(project: Project, variant: str = "") -> dict:
+    return {
+        "format": FORMAT,
+        "adjudication_in_aggregation": project.adjudication_in_aggregation,
         # Which sources are long (the context table) follows the project's threshold.
-        project.long_threshold_words,
-        # The set of counted submissions (its size, the sum and largest of its ids, its latest submission and
-        # confirmation): a reservation or an answer saved on one changes nothing until it is submitted, and a grade or
-        # an override matters only by moving a submission in or out of the set.
-        Assignment.objects.filter(counted_submission_q(), hit__project=project).aggregate(
-            n=Count("pk"), ids=Sum("pk"), last=Max("pk"), submitted=Max("submitted_at"), confirmed=Max("confirmed_at")),
-        Adjudication.objects.filter(unit__hit__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), changed=Max("updated_at")),
-        # Every grade, failed ones too: the attention-check pass rates shown beside Dawid-Skene's estimates count
-        # the checks of submissions that do not count.
-        Grade.objects.filter(assignment__hit__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), checks=Sum("checks_total"), failed=Sum("checks_failed"),
-            overridden=Max("overridden_at")),
-        Hit.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
-        KeyFact.objects.filter(document__project=project).aggregate(
-            n=Count("pk"), last=Max("pk"), accepted=Count("pk", filter=Q(status=KeyFact.Status.ACCEPTED))),
-        Document.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk")),
-        Summary.objects.filter(document__project=project).aggregate(n=Count("pk"), last=Max("pk")),
-        EvaluatorScore.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"), changed=Max("updated")),
-        ReleaseLabels.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"),
-                                                                changed=Max("imported")),
-        # Jobs that only read (exports, stored numbers, the reviewer's tally) change nothing the figures read.
-        project.jobs.exclude(kind__in=[KIND, EXPORT, REVIEW_TALLY, *snapshot_kinds()]).aggregate(
-            n=Count("pk"), finished=Max("finished")),
-    ]
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
+        "long_threshold_words": project.long_threshold_words,
+        "submissions": fingerprints.counted_submissions(project),
+        "adjudications": fingerprints.adjudications(project),
+        "grades": fingerprints.grades(project),
+        "hits": fingerprints.hits(project),
+        **corpus_parts(project),
+        "scores": EvaluatorScore.objects.filter(project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), changed=Max("updated")),
+        "release": ReleaseLabels.objects.filter(project=project).aggregate(
+            n=Count("pk"), last=Max("pk"), changed=Max("imported")),
+        "jobs": data_jobs(project),
+    }
 
 
-def current_figures(project: Project, *, include_simulated: bool) -> tuple[AnalyticsFigures | None, str]:
-    """The stored figures if they were computed from what the database holds now (else None), and the fingerprint."""
-    fingerprint = labels_fingerprint(project)
-    figures = AnalyticsFigures.objects.filter(project=project, include_simulated=include_simulated,
-                                              fingerprint=fingerprint).first()
-    return figures, fingerprint
-
-
-def figures_job(project: Project, *, include_simulated: bool, fingerprint: str, user=None) -> Job:
-    """The job computing this project's figures: the open one, the one that failed on these very labels (shown with
-    its error, not retried on every page view), or a new one."""
-    return job_for_fingerprint(project, KIND, fingerprint=fingerprint, params={"include_simulated": include_simulated},
-                               start=lambda: figures_start(project=project, include_simulated=include_simulated,
-                                                           user=user, fingerprint=fingerprint))
-
-
-def figures_start(*, project: Project, include_simulated: bool, user=None, fingerprint: str = "") -> Job:
-    return job_start(kind=KIND, project=project, user=user, total=1,
-                     params={"include_simulated": include_simulated, "fingerprint": fingerprint})
-
-
-def figures_run(*, job_id: int) -> None:
-    Job.objects.select_related("project").get(pk=job_id).run(_compute)
-
-
-def _compute(job: Job) -> None:
-    project, include_simulated = job.project, bool(job.params.get("include_simulated"))
-    # Taken before anything is read: a label that arrives meanwhile makes the stored figures stale, never the
-    # reverse.
-    fingerprint = labels_fingerprint(project)
-    job.advance(0, "reading the labels")
-    started = time.perf_counter()
-    figures = figures_compute(project, include_simulated=include_simulated)
-    seconds = time.perf_counter() - started
-    AnalyticsFigures.objects.update_or_create(
-        project=project, include_simulated=include_simulated,
-        defaults={"fingerprint": fingerprint, "figures": figures, "computed": timezone.now(), "seconds": seconds})
-    job.advance(1, "done")
-    job.finish({"include_simulated": include_simulated, "label_source": figures["source"],
-                "seconds": round(seconds, 2)})
+def figures_job_compute(job: Job) -> dict:
+    figures = figures_compute(job.project, include_simulated=job.params.get("variant") == SIMULATED)
+    figures["summary"] = {"label_source": figures["source"]}
+    return figures
 
 
 def figures_compute(project: Project, *, include_simulated: bool) -> dict:
@@ -156,7 +92,7 @@ def figures_compute(project: Project, *, include_simulated: bool) -> dict:
     names = evaluators_of(project)
     detection = detection_report(project, data, names)
     series = _progress_series(project, source)
-    evaluators = {name: evaluator_rows(project, source, name, data) for name in names}
+    evaluators = {name: evaluator_rows(project, name, data) for name in names}
     second_opinion = {"tasks": task_rows(opinions), "annotators": annotator_rows(project, opinions)}
     page = {"agreement": _agreement_context(report), "n_boot": report.n_boot, "evaluators": names,
             "headline_labels": HEADLINE_LABELS, "all_labels": ALL_LABELS,
@@ -204,8 +140,8 @@ def _pairs(rows: list[dict]) -> list[list]:
 
 
 def _progress_series(project: Project, source: str) -> dict[str, list[tuple[str, int]]]:
-    """exports.tables.progress_series in one grouped query instead of two: counted labels per task and hour of
-    submission, summed into days when the work spans more than one."""
+    """Cumulative counted labels per task and day of submission (per hour while the work fits in one day), in one
+    grouped query: per task and hour, summed into days when the work spans more than one."""
     rows = list(analysis_labels(project, source).order_by()
                 .values("unit__task", hour=TruncHour("assignment__submitted_at")).annotate(n=Count("pk"))
                 .order_by("hour", "unit__task"))
@@ -226,7 +162,7 @@ def _progress_series(project: Project, source: str) -> dict[str, list[tuple[str,
 
 
 def table_from(figures: dict, table: str, dimension: str = "composite") -> list[dict] | None:
-    """One CSV's rows from stored figures, as exports.tables.table_rows gives them; None for an unknown table."""
+    """One CSV's rows from stored figures; None for an unknown table."""
     tables = figures["tables"]
     if table.startswith("evaluator-"):
         rows = tables["evaluator"].get(table.removeprefix("evaluator-"), [])
@@ -240,22 +176,22 @@ def table_from(figures: dict, table: str, dimension: str = "composite") -> list[
 
 
 def _analytics_tables(data: Analytics) -> dict:
-    """The CSV rows exports.tables.table_rows derives from an Analytics (the same columns and rounding)."""
+    """The CSV rows of the tables derived from an Analytics (the columns and rounding of exports.tables)."""
     frame = data.summarizer_table()
     score_table = data.table()
     return {
-        "summarizers": [{"summarizer": model, **{k: _clean(v) for k, v in values.items()}}
+        "summarizers": [{"summarizer": model, **{k: clean(v) for k, v in values.items()}}
                         for model, values in frame.to_dict("index").items()],
-        "scores": {dimension: [{"summarizer": model, **{str(k): _clean(v) for k, v in values.items()}}
+        "scores": {dimension: [{"summarizer": model, **{str(k): clean(v) for k, v in values.items()}}
                                for model, values in score_table.by_domain[dimension].to_dict("index").items()]
                    for dimension in score_table.by_domain} if score_table is not None else {},
         "error-types": [{"group_by": group_by, "group": group, "error_type": name, "share": round(share, 4)}
                         for group_by, groups in data.error_types.items() for group, shares in groups.items()
                         for name, share in shares.items()],
         "corrections": [{"pairs": name, "ai_error": rates.ai_error, "ai_error_corrected": rates.ai_error_corrected,
-                         "ai_error_correction_rate": _clean(rates.ai_error_correction_rate),
+                         "ai_error_correction_rate": clean(rates.ai_error_correction_rate),
                          "ai_no_error": rates.ai_no_error, "ai_no_error_corrected": rates.ai_no_error_corrected,
-                         "ai_no_error_correction_rate": _clean(rates.ai_no_error_correction_rate)}
+                         "ai_no_error_correction_rate": clean(rates.ai_no_error_correction_rate)}
                         for name, rates in (("per judgment", data.corrections_judgments),
                                             ("per sentence (majority)", data.corrections_majority))],
     }
@@ -377,12 +313,6 @@ def _dawid_skene_context(second_opinion: dict) -> dict:
 
 def _percent(share: float | None) -> float | None:
     return None if share is None else 100 * share
-
-
-def _clean(value):
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 4)
-    return value
 
 
 def _nan(value) -> float:

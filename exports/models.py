@@ -37,26 +37,3 @@ class ReleaseLabels(models.Model):
 
     def __str__(self) -> str:
         return f"{self.release} labels of summary {self.summary_id}"
-
-
-class AnalyticsFigures(models.Model):
-    """Everything the analytics page draws and its CSVs serve, computed by a job (exports.figures) from the labels
-    whose fingerprint it keeps. Shown only while the fingerprint still matches: never as current once they changed.
-
-    One row per project and label choice (`include_simulated`); a new computation replaces it.
-    """
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="analytics_figures")
-    include_simulated = models.BooleanField(default=False)
-    fingerprint = models.CharField(max_length=64, help_text="Of what the figures read, when the job began")
-    figures = models.JSONField(help_text="The page's charts and tables and every CSV's rows")
-    computed = models.DateTimeField()
-    seconds = models.FloatField(default=0, help_text="How long the computation took")
-
-    class Meta:
-        verbose_name_plural = "analytics figures"
-        constraints = [models.UniqueConstraint(fields=["project", "include_simulated"],
-                                               name="one_analytics_figures_per_project_and_choice")]
-
-    def __str__(self) -> str:
-        return f"Analytics figures of {self.project} ({self.fingerprint[:8]})"

@@ -3,8 +3,9 @@ kinds at start-up (exports.apps) loads none of the analytics' libraries in a pro
 
 from celery import shared_task
 
-from corpus.jobs import JobKind, register_kinds
-from corpus.time_limits import GRACE, HOUR, MINUTE
+from corpus.jobs import JobKind, StoredNumbers, register_kinds
+from corpus.tasks import snapshot_task
+from corpus.time_limits import GRACE, HOUR
 
 from .job_kinds import ANALYTICS, EXPORT
 
@@ -17,16 +18,12 @@ def export_task(job_id: int) -> None:
     export_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
-             time_limit=30 * MINUTE + GRACE)
-def analytics_task(job_id: int) -> None:
-    # Rerunnable: a redelivered task computes the same figures from the same labels (a finished job is not rerun).
-    from .figures import figures_run
-
-    figures_run(job_id=job_id)
-
-
 register_kinds(
-    JobKind(EXPORT, "Export", export_task, unit="summaries"),
-    JobKind(ANALYTICS, "Analytics figures", analytics_task),
+    JobKind(EXPORT, "Export", export_task, unit="summaries", reads_only=True),
+    JobKind(ANALYTICS, "Analytics figures", snapshot_task, numbers=StoredNumbers(
+        what="the analytics figures", page="exports_analytics",
+        basis="exports.figures.figures_basis", compute="exports.figures.figures_job_compute",
+        access="corpus.access.get_managed_project", variants=("", "simulated"),
+        # The paper's tables are never shown from labels that changed since; the CSVs refuse them too.
+        show_stale=False)),
 )

@@ -4,8 +4,6 @@ from . import views
 
 urlpatterns = [
     path("projects/<slug:slug>/analytics/", views.analytics, name="exports_analytics"),
-    path("projects/<slug:slug>/analytics/status/", views.analytics_status, name="exports_analytics_status"),
-    path("projects/<slug:slug>/analytics/compute/", views.analytics_compute, name="exports_analytics_compute"),
     path("projects/<slug:slug>/analytics/<path:table>.csv", views.table_csv, name="exports_table_csv"),
     path("projects/<slug:slug>/analytics/evaluators/", views.evaluator_upload, name="exports_evaluator_upload"),
     path("projects/<slug:slug>/analytics/evaluators/runs/", views.evaluator_run, name="exports_evaluator_run"),

@@ -13,9 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh
 
-from annotation.views.jobs import polled_fragment
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
 from assist.evaluators.runs import evaluator_run_start
@@ -24,11 +22,12 @@ from assist.llm.base import BackendError
 from corpus.access import get_managed_project
 from corpus.importing import DatasetError
 from corpus.models import Job, JobAlreadyOpen
+from corpus.snapshots import numbers_state
 
 from .csv_files import write_rows
 from .evaluators import import_evaluator_scores
 from .export import TABLE_FORMATS, ExportOptions
-from .figures import DIMENSIONS, current_figures, figures_job, figures_start, labels_fingerprint, table_from
+from .figures import DIMENSIONS, SIMULATED, table_from
 from .figures import KIND as FIGURES_KIND
 from .job_kinds import EXPORT
 from .paper_tables import PAPER_TABLES
@@ -36,90 +35,62 @@ from .runs import export_start
 from .tables import TABLES, table_columns
 
 
-def _include_simulated(request) -> bool:
-    return (request.GET.get("simulated") or request.POST.get("simulated")) == "1"
+def _variant(request) -> str:
+    """The figures with simulated labels counted, or without: `variant=simulated` (or `simulated=1`)."""
+    query = request.GET
+    return SIMULATED if query.get("variant") == SIMULATED or query.get("simulated") == "1" else ""
 
 
 @login_required
 def analytics(request, slug):
-    """The figures as computed for the labels the database holds now; while they are being (re)computed, the job's
-    progress instead, polled by htmx (exports.figures: nothing is computed in the request)."""
+    """The figures as a job computed them from the labels the database holds now; while there are none that are
+    current, what the stored numbers' fragment says (computing, failed, or a button that asks for them)."""
     project = get_managed_project(request.user, slug)
-    include_simulated = _include_simulated(request)
+    variant = _variant(request)
     dimension = request.GET.get("dimension", "composite")
     if dimension not in DIMENSIONS:
         dimension = "composite"
     config = backend_config()
-    context = {"project": project, "include_simulated": include_simulated,
+    numbers = numbers_state(project, FIGURES_KIND, variant)
+    context = {"project": project, "include_simulated": variant == SIMULATED, "numbers": numbers,
                "dimension": dimension, "dimensions": DIMENSIONS, "tables": TABLES, "table_formats": TABLE_FORMATS,
                "jobs": project.jobs.filter(kind=EXPORT)[:5], "evaluator_names": EVALUATOR_NAMES,
                "evaluator_backends": list(dict.fromkeys([config.llm_backend, *config.llm_voter_backends])),
                "evaluator_jobs": project.jobs.filter(kind=EVALUATOR)[:5]}
-    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
-    if stored is None:
-        context["figures_job"] = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint,
-                                             user=request.user)
+    if numbers.data is None:
         return render(request, "exports/analytics.html", context)
-    page = stored.figures["page"]
+    page = numbers.data["page"]
     context.update(page)
-    context.update({"source": stored.figures["source"], "computed": stored.computed,
+    context.update({"source": numbers.data["source"], "computed": numbers.computed,
                     "heatmap": page.get("heatmaps", {}).get(dimension)})
     return render(request, "exports/analytics.html", context)
 
 
 @login_required
 @require_GET
-def analytics_status(request, slug):
-    """What the page polls while its figures are computed: the job's progress, then a refresh once they are current
-    (a failed job stops the polling and shows its error)."""
-    project = get_managed_project(request.user, slug)
-    include_simulated = _include_simulated(request)
-    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
-    if stored is not None:
-        if request.htmx:
-            return HttpResponseClientRefresh()
-        return redirect(_analytics_url(project, include_simulated))
-    job = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint, user=request.user)
-    return polled_fragment(request, "exports/_figures_pending.html",
-                           {"project": project, "figures_job": job, "include_simulated": include_simulated},
-                           stop=job.status == Job.Status.FAILED)
-
-
-@login_required
-@require_POST
-def analytics_compute(request, slug):
-    """Compute the figures again after a failed job (a page view never retries a job that failed on the same
-    labels)."""
-    project = get_managed_project(request.user, slug)
-    include_simulated = _include_simulated(request)
-    if not project.jobs.open().filter(kind=FIGURES_KIND, params__include_simulated=include_simulated).exists():
-        figures_start(project=project, include_simulated=include_simulated, user=request.user,
-                      fingerprint=labels_fingerprint(project))
-    return redirect(_analytics_url(project, include_simulated))
-
-
-def _analytics_url(project, include_simulated: bool) -> str:
-    return reverse("exports_analytics", args=[project.slug]) + ("?simulated=1" if include_simulated else "")
-
-
-@login_required
-@require_GET
 def table_csv(request, slug, table):
-    """One table as CSV, from the current figures only: while they are being recomputed, 503 and Retry-After
-    (never the figures of older labels, never a computation inside the request)."""
+    """One table as CSV, from current figures only (never the figures of older labels, never a computation inside
+    the request): while they are being computed, 503 with Retry-After; when none are current and none are being
+    computed, 409, pointing to the page's button."""
     project = get_managed_project(request.user, slug)
     if table not in TABLES and table not in PAPER_TABLES and not table.startswith("evaluator-"):
         raise Http404("No such table")
-    include_simulated = _include_simulated(request)
-    stored, fingerprint = current_figures(project, include_simulated=include_simulated)
-    if stored is None:
-        job = figures_job(project, include_simulated=include_simulated, fingerprint=fingerprint, user=request.user)
-        state = f"failed: {job.error}" if job.status == Job.Status.FAILED else job.get_status_display().lower()
-        response = HttpResponse(f"The analytics are being computed from the current labels (job #{job.pk}, {state}). "
-                                "Try again in a moment.\n", status=503, content_type="text/plain; charset=utf-8")
-        response["Retry-After"] = "5"
-        return response
-    rows = table_from(stored.figures, table, dimension=request.GET.get("dimension", "composite"))
+    variant = _variant(request)
+    numbers = numbers_state(project, FIGURES_KIND, variant)
+    if numbers.data is None:
+        page = request.build_absolute_uri(reverse("exports_analytics", args=[project.slug])
+                                          + (f"?variant={variant}" if variant else ""))
+        if numbers.running:
+            response = HttpResponse(f"The analytics figures are being computed from the current labels (job "
+                                    f"#{numbers.job.pk}). Try again in a moment.\n", status=503,
+                                    content_type="text/plain; charset=utf-8")
+            response["Retry-After"] = "5"
+            return response
+        reason = (f"the last computation failed: {numbers.job.error}" if numbers.failed
+                  else "the labels changed since they were computed" if numbers.stored else "they were never computed")
+        return HttpResponse(f"No current analytics figures: {reason}. Compute them on the analytics page, {page}, "
+                            "then download again.\n", status=409, content_type="text/plain; charset=utf-8")
+    rows = table_from(numbers.data, table, dimension=request.GET.get("dimension", "composite"))
     if rows is None:
         raise Http404("No such table")
     buffer = io.StringIO()

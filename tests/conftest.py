@@ -96,53 +96,50 @@ def tasks_in_process(settings):
     app.conf.task_always_eager = eager
 
 
-# Stand-in workers for the pages that show what a job stored. A test (or a module, with
-# `pytestmark = pytest.mark.usefixtures(...)`) asks for the one it needs; every other test sees what a request does on
-# its own. The `queued_*` markers keep a test on its own where its module asks for the stand-in.
+# A stand-in worker for the pages that show stored numbers (corpus.snapshots: the analytics, the reviewer's list, the
+# quality numbers). A test (or a module, with `pytestmark = pytest.mark.usefixtures("numbers_worker")`) asks for it;
+# every other test sees what a request does on its own: it shows the stored numbers and a button, and starts nothing.
+# The `queued_numbers` marker keeps a test on its own where its module asks for the stand-in.
 
 
 @pytest.fixture
-def review_worker(request, monkeypatch):
-    """The reviewer's page lists what a job tallied (annotation.services.review_tally); here a worker that is always
-    done: when a view finds the tally stale, the real job tallies the labels before the view goes on. Tests marked
-    `queued_review` see what a request does on its own: it queues the job and says so."""
-    if request.node.get_closest_marker("queued_review"):
+def numbers_worker(request, monkeypatch):
+    """A manager who always asks and a worker that is always done: wherever a page or service reads stored numbers
+    that are not current, the real job computes them first (through `numbers_now`)."""
+    if request.node.get_closest_marker("queued_numbers"):
         return
-    from annotation.services import review_tally
-    from annotation.views import review
+    import sys
 
-    def current_tally(project):
-        tally, current, fingerprint = review_tally.current_tally(project)
-        if not current:
-            job = review_tally.review_tally_job(project, fingerprint=fingerprint)
-            review_tally.review_tally_run(job_id=job.pk)
-            tally, current, fingerprint = review_tally.current_tally(project)
-        return tally, current, fingerprint
+    from django.urls import get_resolver
 
-    monkeypatch.setattr(review, "current_tally", current_tally)
+    from corpus import snapshots
+
+    _ = get_resolver().url_patterns  # imports every view, so that each one's name is found below
+    original = snapshots.numbers_state
+
+    def numbers_state(project, code, variant=""):
+        state = original(project, code, variant)
+        if state.current or state.running:
+            return state
+        numbers_now(project, code, variant)
+        return original(project, code, variant)
+
+    # Every module of the apps that took the function by name, not corpus.snapshots itself (its own callers compute).
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("annotation", "exports") and getattr(module, "numbers_state", None) is original:
+            monkeypatch.setattr(module, "numbers_state", numbers_state)
 
 
-@pytest.fixture
-def quality_worker(request, monkeypatch):
-    """The quality pages show numbers a job stored (annotation.quality.numbers); here a worker that is always done:
-    when a view finds them older than the work, the queued job runs before the view goes on. Tests marked
-    `queued_quality` see what a request does on its own: it queues the job and says the numbers are being updated."""
-    if request.node.get_closest_marker("queued_quality"):
-        return
-    from annotation.quality import numbers
-    from annotation.views import progress, quality
-    from corpus.models import Job
-    from corpus.snapshots import snapshot_run
+def numbers_now(project, code: str, variant: str = ""):
+    """Bring stored numbers up to date here, as a click on the page's button and a worker would: the job row, then its
+    task's work in this process. Returns the job (None when they were current)."""
+    from corpus.snapshots import numbers_run, numbers_update
 
-    def quality_numbers(project, *, user=None):
-        found = numbers.quality_numbers(project, user=user)
-        if found.job is not None and found.job.status in (Job.Status.QUEUED, Job.Status.RUNNING):
-            snapshot_run(job_id=found.job.pk)
-            found = numbers.quality_numbers(project, user=user)
-        return found
-
-    monkeypatch.setattr(quality, "quality_numbers", quality_numbers)
-    monkeypatch.setattr(progress, "quality_numbers", quality_numbers)
+    job = numbers_update(project, code, variant)
+    if job is not None:
+        numbers_run(job_id=job.pk)
+        job.refresh_from_db()
+    return job
 
 
 def project_built_once(build: Callable) -> Callable:

@@ -2,7 +2,7 @@ from .annotator import Annotator, ProjectAnnotator
 from .assignment import Assignment, ItemFlag, Label
 from .crowd import CrowdBatch, CrowdClaim, CrowdHit, LedgerEntry, PrivateLink, Provider, ProviderResource
 from .quality import AttentionCheck, Decision, Grade
-from .review import Adjudication, ReviewTally, SplitUnit, SplitUnitLabel
+from .review import Adjudication, SplitUnit, SplitUnitLabel
 from .work import ErrorType, Hit, Task, Unit, UnitState
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "ProjectAnnotator",
     "Provider",
     "ProviderResource",
-    "ReviewTally",
     "SplitUnit",
     "SplitUnitLabel",
     "Task",

@@ -30,27 +30,9 @@ class Adjudication(models.Model):
         return {"fv": self.has_error, "kv": self.useful, "ka": self.aligned}[self.unit.task]
 
 
-class ReviewTally(models.Model):
-    """When the reviewer's list was last tallied from the counted labels (annotation.services.review_tally), with the
-    fingerprint of what the tally read, and per task the pairs of counted answers on the same unit and how many of
-    them agree (the page's agreement among annotators)."""
-
-    project = models.OneToOneField("corpus.Project", on_delete=models.CASCADE, related_name="review_tally")
-    fingerprint = models.CharField(max_length=64)
-    computed = models.DateTimeField()
-    seconds = models.FloatField(default=0)
-    # {task: [pairs, agreeing pairs]}
-    pairs = models.JSONField(default=dict)
-    # The ids of the annotators with labels in the project (the page's annotator choices): finding them reads every
-    # label.
-    annotators = models.JSONField(default=list)
-
-    def __str__(self) -> str:
-        return f"Review tally of {self.project}"
-
-
 class SplitColumns(models.Model):
-    """What the reviewer's list orders and filters a split unit by, as of the project's ReviewTally."""
+    """What the reviewer's list orders and filters a split unit by, as of the project's stored review tally
+    (annotation.services.review_tally)."""
 
     project = models.ForeignKey("corpus.Project", on_delete=models.CASCADE, related_name="+")
     task = models.CharField(max_length=2)
@@ -68,10 +50,10 @@ class SplitColumns(models.Model):
 
 
 class SplitUnit(SplitColumns):
-    """A real unit whose counted answers disagree (at least two, not all the same), as of the project's ReviewTally:
-    its votes, how many say yes, the majority's share, whether a counted label comes from a submission that missed a
-    check, and the document's domain and summarizer, so that the reviewer's list is an indexed query on this table
-    alone (plus the live adjudications)."""
+    """A real unit whose counted answers disagree (at least two, not all the same), as of the project's stored review
+    tally: its votes, how many say yes, the majority's share, whether a counted label comes from a submission that
+    missed a check, and the document's domain and summarizer, so that the reviewer's list is an indexed query on this
+    table alone (plus the live adjudications)."""
 
     unit = models.OneToOneField(Unit, on_delete=models.CASCADE, primary_key=True, related_name="split")
 

@@ -1,15 +1,15 @@
-"""The annotators' quality numbers as a job computed them (corpus.snapshots): the dashboard's rows, the crowd's
-shares, and the labels and seconds per item of the annotator list.
+"""The annotators' quality numbers as a job computed them (stored numbers, corpus.snapshots): the dashboard's rows,
+the crowd's shares, and the labels and seconds per item of the annotator list.
 
 Computing them reads every label of the project (annotation.quality.dashboard): seconds at 10x UniSumEval scale, so
-the pages show stored numbers and say plainly when they are older than the work (`QualityNumbers.stale`), with how
-many submissions arrived since, while a job brings them up to date. What is bounded stays live: each annotator's
+the pages show stored numbers and say plainly when they are older than the work, with how many submissions arrived
+since, and a manager asks for new ones with a button. What is bounded stays live: each annotator's
 status and provider (filters included), the grades and decisions on an annotator's page, the HITs submitted and
 reserved, and the labels of HITs still open (the annotator list adds them to the stored ones). The quality policy
 decides from live data (annotation.quality.policy), never from these.
 
 The basis (`quality_basis`) moves whenever a stored number would. Labels are read through their assignments, as
-exports.figures.labels_fingerprint argues: a label is written only while its assignment is reserved, and the
+annotation.fingerprints argues: a label is written only while its assignment is reserved, and the
 numbers read the labels of the other assignments only, so an assignment that leaves "reserved" (submitted, expired,
 returned), is discarded, confirmed, reassigned or deleted moves the assignments' aggregates, and so do a grade, a
 regrade and an override; a new attention check, a HIT build and an AI assistance run move the rest.
@@ -19,19 +19,16 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.db.models import Count, Max, Q, Sum
-from django.urls import reverse
 
-from assist.job_kinds import ASSIST
 from corpus.models import Job, Project
-from corpus.snapshots import SnapshotState, snapshot_state
+from corpus.snapshots import NumbersState, data_jobs, numbers_state
 
-from ..job_kinds import HITS_BUILD
 from ..job_kinds import QUALITY as KIND
 from ..models import Annotator, Assignment, AttentionCheck, Label, ProjectAnnotator
 from .dashboard import AnnotatorQuality, Dashboard, project_quality
 
 
-def quality_basis(project: Project) -> dict:
+def quality_basis(project: Project, variant: str = "") -> dict:
     closed = Assignment.objects.filter(hit__project=project).exclude(status=Assignment.Status.RESERVED)
     submitted = Q(status=Assignment.Status.SUBMITTED)
     return {
@@ -47,15 +44,15 @@ def quality_basis(project: Project) -> dict:
             override_pass=Count("grade", filter=Q(grade__override_passed=True)),
             override_fail=Count("grade", filter=Q(grade__override_passed=False))),
         # Checks are written with their units, into HITs nobody has taken (annotation.quality.injection), so they
-        # reach the numbers through submissions; the newest check of any project (an index lookup) and the HIT
-        # builds and AI assistance runs (a unit's AI judgment, read by blind endorsement) guard the rest.
+        # reach the numbers through submissions; the newest check of any project (an index lookup) and the jobs that
+        # change data (HIT builds, AI assistance runs: a unit's AI judgment, read by blind endorsement) guard the rest.
         "checks": AttentionCheck.objects.aggregate(last=Max("pk")),
-        "jobs": project.jobs.filter(kind__in=[HITS_BUILD, ASSIST]).aggregate(
-            n=Count("pk"), finished=Max("finished")),
+        "jobs": data_jobs(project),
     }
 
 
-def quality_compute(project: Project) -> dict:
+def quality_compute(job: Job) -> dict:
+    project = job.project
     dashboard = project_quality(project)
     # The annotator list's labels and seconds, over every assignment that is no longer open (the open ones are
     # added live, see `open_labels`).
@@ -88,16 +85,22 @@ def _row_from(data: dict, annotator: Annotator, project: Project, status: str) -
     return row
 
 
+def newer_submissions(state: NumbersState) -> str:
+    """What the numbers page says changed since (the kind's `since`)."""
+    n = QualityNumbers(state.project, state).newer_submissions
+    return f"{n} newer submission{'' if n == 1 else 's'}" if n else "the latest grades, overrides or confirmations"
+
+
 @dataclass
 class QualityNumbers:
     """The stored numbers of a project and how they stand against the work as it is now."""
 
     project: Project
-    state: SnapshotState
+    state: NumbersState
 
     @property
     def data(self) -> dict | None:
-        return self.state.stored.data if self.state.stored is not None else None
+        return self.state.data
 
     @property
     def current(self) -> bool:
@@ -143,14 +146,11 @@ class QualityNumbers:
             return {}
         return {annotator_id: (n, seconds) for annotator_id, n, seconds in self.data["labels"]}
 
-    def status_url(self) -> str:
-        shown = self.computed.isoformat() if self.computed else ""
-        return reverse("quality_numbers_status", args=[self.project.slug]) + f"?shown={shown}"
 
 
-def quality_numbers(project: Project, *, user=None) -> QualityNumbers:
-    """The stored numbers; when they are not current, the job bringing them up to date is queued (or found)."""
-    return QualityNumbers(project, snapshot_state(project, KIND, user=user))
+def quality_numbers(project: Project) -> QualityNumbers:
+    """The stored numbers and how they stand; a job brings them up to date when a manager asks (a POST)."""
+    return QualityNumbers(project, numbers_state(project, KIND))
 
 
 def open_labels(project: Project, annotator_ids) -> dict[int, tuple[int, float]]:

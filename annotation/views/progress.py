@@ -178,7 +178,7 @@ def annotator_list(request, slug):
     page = Paginator(annotators, 100).get_page(request.GET.get("page"))
     # Labels and seconds: those of closed assignments as a job stored them (annotation.quality.numbers), plus those
     # of the HITs still open, read now.
-    numbers = quality_numbers(project, user=request.user)
+    numbers = quality_numbers(project)
     stored, live = numbers.labels(), open_labels(project, [annotator.pk for annotator in page])
     for annotator in page:
         if numbers.data is None:

@@ -5,11 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRefresh
-
-from corpus.snapshots import fingerprint_of, snapshot_start
 
 from ..crowd.tokens import session_of
 from ..models import Annotator, Grade, ProjectAnnotator
@@ -22,8 +18,7 @@ from ..permissions import (
     get_screening_project,
 )
 from ..quality.dashboard import SORT_KEYS, sort_rows
-from ..quality.numbers import KIND as NUMBERS_KIND
-from ..quality.numbers import quality_basis, quality_numbers
+from ..quality.numbers import quality_numbers
 from ..quality.policy import annotator_set_status
 from ..quality.qualification import (
     QUESTIONS,
@@ -35,8 +30,6 @@ from ..quality.qualification import (
 )
 from ..services.grades import OverrideRefused, grade_override
 from .crowd import after_screening
-from .jobs import polled_fragment
-from .next_page import redirect_to_next
 from .pagination import paginate
 
 DEFAULT_SORT = "pass_rate"
@@ -68,7 +61,7 @@ def quality_dashboard(request, slug):
     if provider:
         annotators = annotators.filter(provider=provider)
     # The numbers a job stored (annotation.quality.numbers); status and provider are read now.
-    numbers = quality_numbers(project, user=request.user)
+    numbers = quality_numbers(project)
     dashboard = numbers.dashboard(annotators)
     rows, query = paginate(request, sort_rows(dashboard.rows if dashboard else [], sort), ANNOTATORS_PER_PAGE)
     return render(request, "annotation/quality/dashboard.html", {
@@ -82,7 +75,7 @@ def quality_dashboard(request, slug):
 @require_GET
 def annotator_quality(request, slug, annotator_id):
     project, annotator = get_project_annotator(request.user, slug, annotator_id)
-    numbers = quality_numbers(project, user=request.user)
+    numbers = quality_numbers(project)
     dashboard = numbers.dashboard(Annotator.objects.filter(pk=annotator.pk))
     grades = (Grade.objects.filter(assignment__annotator=annotator, assignment__hit__project=project)
               .select_related("assignment__hit", "overridden_by").order_by("-assignment__submitted_at"))
@@ -97,38 +90,6 @@ def annotator_quality(request, slug, annotator_id):
         "decisions": decisions, "decisions_query": decisions_query, "statuses": Annotator.Status.choices,
         "standing": annotator.standing_in(project),
     })
-
-
-@login_required
-@require_GET
-def quality_numbers_status(request, slug):
-    """What the quality pages poll while their numbers are older than the work: a refresh once newer numbers are
-    stored (`shown`: when the numbers on the page were computed), else the job's state (a failed one stops the
-    polling and shows its error)."""
-    project = get_managed_project(request.user, slug)
-    numbers = quality_numbers(project, user=request.user)
-    shown = request.GET.get("shown", "")
-    if numbers.computed is not None and (numbers.current or numbers.computed.isoformat() != shown):
-        if request.htmx:
-            return HttpResponseClientRefresh()
-        return redirect("quality_dashboard", slug)
-    # The retry button returns to the page that polls, not to this fragment.
-    back = (request.htmx.current_url if request.htmx else None) or reverse("quality_dashboard", args=[slug])
-    return polled_fragment(request, "annotation/quality/_numbers_state.html",
-                           {"project": project, "numbers": numbers, "back": back},
-                           stop=numbers.job is not None and numbers.state.failed)
-
-
-@login_required
-@require_POST
-def quality_numbers_compute(request, slug):
-    """Compute the numbers again after a failed job (a page view never retries a job that failed on the same
-    work)."""
-    project = get_managed_project(request.user, slug)
-    if not project.jobs.open().filter(kind=NUMBERS_KIND).exists():
-        snapshot_start(project=project, kind=NUMBERS_KIND, user=request.user,
-                       fingerprint=fingerprint_of(quality_basis(project)))
-    return redirect_to_next(request, reverse("quality_dashboard", args=[slug]))
 
 
 @login_required

@@ -3,8 +3,9 @@ counted label with its annotator's pseudonym and the AI judgment that was shown,
 and when, an adjudicated label with a reason (keyboard: static/finegrain/review.js); managers send a HIT back for
 more labels.
 
-The list is read from the tally a job keeps (annotation.services.review_tally): while the labels have changed since,
-the page shows the stored list marked as of when it was tallied and polls the job; adjudications are read live."""
+The list is read from the tally a job keeps (annotation.services.review_tally, stored numbers): while the labels
+have changed since, the page shows the stored list marked as of when it was tallied, with a button that asks for a
+new tally; adjudications are read live."""
 
 import uuid
 
@@ -13,13 +14,12 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
-from corpus.models import Document, Job, Membership, Summary
+from corpus.models import Document, Membership, Summary
+from corpus.snapshots import numbers_state
 
 from ..models import Annotator, ErrorType, Label, Task, Unit, UnitState
 from ..models.assignment import counted_submission_q
@@ -27,8 +27,6 @@ from ..permissions import get_managed_hit, get_reviewed_project, role_in
 from ..selectors import REVIEW_STATES, agreement_summary, split_units, unit_flags, units_of
 from ..services.review import ReviewRefused, adjudicate, send_back, withdraw
 from ..services.review_tally import KIND as TALLY_KIND
-from ..services.review_tally import current_tally, review_fingerprint, review_tally_job, review_tally_start
-from .jobs import polled_fragment
 from .next_page import next_page
 
 PAGE_SIZE = 20
@@ -62,11 +60,11 @@ def _is_uuid(value: str) -> bool:
 @require_GET
 def review(request, slug):
     project = get_reviewed_project(request.user, slug)
-    tally, current, fingerprint = current_tally(project)
+    tally = numbers_state(project, TALLY_KIND)
+    stored = tally.data or {"pairs": {}, "annotators": []}
     # The annotators with labels in the project, as tallied (finding them reads every label).
-    annotators = Annotator.objects.filter(pk__in=tally.annotators if tally else [])
+    annotators = Annotator.objects.filter(pk__in=stored["annotators"])
     chosen = _filters(request, annotators)
-    job = None if current else review_tally_job(project, fingerprint=fingerprint, user=request.user)
     units = split_units(project, chosen["task"], domain=chosen["domain"], summarizer=chosen["summarizer"],
                         annotator=chosen["annotator"], settled=chosen["settled"], checks=chosen["checks"],
                         state=chosen["state"], flagged=chosen["flagged"],
@@ -89,45 +87,16 @@ def review(request, slug):
     query.pop("page", None)
     return render(request, "annotation/review/review.html", {
         "project": project, "chosen": chosen, "page": page, "cards": cards, "query": query.urlencode(),
-        "tally": tally, "tally_job": job,
+        "tally": tally,
         "tasks": Task.choices, "levels": AGREEMENT_LEVELS, "error_types": list(enumerate(ErrorType.choices, 1)),
         "domains": Document.objects.filter(project=project).order_by("domain").values_list("domain", flat=True)
         .distinct(),
         "summarizers": Summary.objects.filter(document__project=project).order_by("model")
         .values_list("model", flat=True).distinct(),
         "annotators": annotators.order_by("public_id"),
-        "agreement": agreement_summary(project, chosen["task"],
-                                       among=tally.pairs.get(chosen["task"], [0, 0]) if tally else [0, 0]),
+        "agreement": agreement_summary(project, chosen["task"], among=stored["pairs"].get(chosen["task"], [0, 0])),
         "manages": role_in(project, request.user) == Membership.Role.MANAGER,
     })
-
-
-@login_required
-@require_GET
-def review_status(request, slug):
-    """What the page polls while the list is being tallied: the job's progress; once the tally is current, a page
-    that showed no list reloads, one that did says a newer list is ready (a reload would lose a reason being typed);
-    a failed job stops the polling and shows its error."""
-    project = get_reviewed_project(request.user, slug)
-    tally, current, fingerprint = current_tally(project)
-    context = {"project": project, "tally": tally, "newer": current}
-    if current:
-        if request.htmx and request.GET.get("listed") != "1":
-            return HttpResponseClientRefresh()
-        return HttpResponseStopPolling(render_to_string("annotation/review/_tally.html", context, request=request))
-    context["tally_job"] = review_tally_job(project, fingerprint=fingerprint, user=request.user)
-    return polled_fragment(request, "annotation/review/_tally.html", context,
-                           stop=context["tally_job"].status == Job.Status.FAILED)
-
-
-@login_required
-@require_POST
-def review_tally_again(request, slug):
-    """Tally the list again after a failed job (a page view never retries a job that failed on the same labels)."""
-    project = get_reviewed_project(request.user, slug)
-    if not project.jobs.open().filter(kind=TALLY_KIND).exists():
-        review_tally_start(project=project, user=request.user, fingerprint=review_fingerprint(project))
-    return redirect(reverse("review", args=[slug]))
 
 
 def _back(request, slug, unit=None):

@@ -10,7 +10,7 @@ from corpus.importing import DatasetError, import_dataset
 from corpus.models import Job
 from tests.work import annotator_for, work_through
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 def test_a_job_that_breaks_unexpectedly_says_so_in_words_and_keeps_python_for_the_log(project):

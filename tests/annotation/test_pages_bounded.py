@@ -14,7 +14,7 @@ from annotation.services.hits import build_hits
 from corpus.models import Membership
 from tests.work import annotator_for, crowd_annotator, import_generated, work_through
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quality_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 def rows_of(html: str, table_id: str = "") -> int:

@@ -18,7 +18,7 @@ from exports.export import ExportOptions, export_benchmark
 from exports.restore import import_benchmark
 from tests.work import annotator_for, complete, crowd_annotator, import_generated
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from annotation.models import Hit
 from annotation.services.assignment import reserve_next_hit
 from tests.work import annotator_for, crowd_annotator, import_small, work_through
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quality_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 def manager_urls(project):

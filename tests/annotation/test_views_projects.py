@@ -10,7 +10,7 @@ from corpus.models import Document, Membership, Project
 
 SMALL_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl"
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quality_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 @pytest.fixture

@@ -15,6 +15,9 @@ def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
 
     # The demo has no human labels: the evaluator's own means per summarizer, and why nothing is correlated.
     page.goto(f"{live_server.url}/projects/demo/analytics/#evaluators")
+    # Never computed: a page view starts nothing, the manager asks.
+    assert "Not computed yet" in page.inner_text("main")
+    page.get_by_role("button", name="Compute the analytics figures").click()
     section = page.locator("section#evaluators")
     assert "No human scores yet, so nothing to correlate" in section.inner_text()
     means = section.locator("table.evaluator-means tbody tr")
@@ -27,8 +30,9 @@ def test_the_demo_shows_the_sbertscore_benchmark(page, live_server):
 
     call_command("simulate_annotations", "--project", "demo", verbosity=0)
     page.reload()  # goto to the same address and fragment would not load the page again
-    # The labels changed: the page says its figures are being computed, polls their job and reloads when it is done.
-    assert "Computing the analytics" in page.inner_text("main")
+    # The labels changed: the page hides the older figures and offers to compute them again; the job's end reloads it.
+    assert "The data changed after the last computation of the analytics figures" in page.inner_text("main")
+    page.get_by_role("button", name="Update the analytics figures").click()
     table = section.locator("table.evaluator-table")
     table.locator("tbody tr").first.wait_for(timeout=60_000)
     assert table.locator("tbody tr").count() == 3  # faithfulness, completeness, composite

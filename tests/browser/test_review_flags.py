@@ -14,7 +14,7 @@ from tests.work import annotator_for, complete, import_generated
 
 from .conftest import log_in, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("review_worker")]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("numbers_worker")]
 SHOTS = os.environ.get("FINEGRAIN_SHOTS", "/tmp/shots")
 
 

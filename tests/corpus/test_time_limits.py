@@ -18,7 +18,7 @@ def our_tasks():
 
 def test_the_registry_holds_the_tasks_of_every_app():
     names = set(our_tasks())
-    assert {"corpus.tasks.import_task", "annotation.tasks.topups_task", "exports.tasks.analytics_task",
+    assert {"corpus.tasks.import_task", "annotation.tasks.topups_task", "corpus.tasks.snapshot_task",
             "assist.tasks.assist_document_task", "annotation.crowd.publish_hit"} <= names
 
 

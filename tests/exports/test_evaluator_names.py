@@ -18,7 +18,7 @@ from exports.tables import evaluator_benchmark_tables
 
 from .test_paper_tables_summarizers import FAITHFUL, summarized  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 NAMED = "G-Eval (GPT-4)"
 HOSTILE = '=cmd|"/C calc"!A0 <b>bold</b>'

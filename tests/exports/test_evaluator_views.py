@@ -17,7 +17,7 @@ from exports.simulate import simulate_annotations
 from exports.tables import COMBINATION_COLUMNS, DETECTION_COLUMNS, EVALUATOR_COLUMNS
 from tests.work import import_generated
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 
 @pytest.fixture(autouse=True)

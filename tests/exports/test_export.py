@@ -18,7 +18,7 @@ from exports.selectors import check_labels
 from exports.simulate import simulate_annotations
 from tests.work import add_assistance, import_generated
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """The analytics figures are a job's work, never a request's, and never shown once the labels they came from changed.
 
-These tests run without the stand-in worker of tests/exports/conftest.py: a request only queues the job (its task is
-captured on commit and run afterwards, as a worker would), and every change to what the figures read puts the page
-back to "computing" and makes the CSVs answer 503 until the job has run on the new labels."""
+These tests run without the stand-in worker (tests/conftest.py, `numbers_worker`): a page view starts nothing, the
+button queues the job (its task is captured on commit and run afterwards, as a worker would), and every change to
+what the figures read hides them and makes the CSVs answer 409 until the job has run on the new labels."""
 
+import csv
 import io
 
 import pytest
@@ -11,16 +12,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Grade
-from corpus.models import Job
+from corpus.models import Job, Snapshot
+from corpus.snapshots import fingerprint_of
 from exports.csv_files import write_rows
-from exports.figures import KIND, figures_compute, labels_fingerprint, table_from
-from exports.models import AnalyticsFigures
-from exports.selectors import label_source
-from exports.tables import TABLES, table_rows
+from exports.figures import KIND, figures_basis, figures_compute, table_from
+from exports.tables import TABLES, table_columns
+from tests.conftest import numbers_now
 
 from .labels import annotate
 
-pytestmark = pytest.mark.queued_analytics
+pytestmark = pytest.mark.queued_numbers
 
 PAGE_NUMBER = "0.389"  # fv alpha of `labelled` over all its labels, beside the headline: 7/18, see test_report
 CSV_ALPHA = "0.3889"
@@ -40,10 +41,15 @@ def agreement_csv(client, project):
     return client.get(reverse("exports_table_csv", args=[project.slug, "agreement"]))
 
 
+def ask(client, project, **fields):
+    """The page's button."""
+    return client.post(reverse("numbers_update", args=[project.slug, KIND]), fields)
+
+
 def compute(client, project, capture) -> Job:
-    """A page view queues the job; running what it queued is what a worker does."""
+    """The button queues the job; running what it queued is what a worker does."""
     with capture(execute=False) as queued:
-        page(client, project)
+        ask(client, project)
     for callback in queued:
         callback()
     job = Job.objects.filter(project=project, kind=KIND).latest("pk")
@@ -51,41 +57,56 @@ def compute(client, project, capture) -> Job:
     return job
 
 
-def test_the_first_view_only_queues_the_computation_and_says_so(manager_client, labelled,
-                                                                 django_capture_on_commit_callbacks):
+def test_a_view_starts_nothing_and_offers_the_button(manager_client, labelled, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as queued:
         response = page(manager_client, labelled)
         csv_response = agreement_csv(manager_client, labelled)
-
     html = response.content.decode()
-    assert response.status_code == 200
-    assert "Computing the analytics" in html and PAGE_NUMBER not in html
-    assert 'hx-get="/projects/alpha/analytics/status/"' in html
-    job = Job.objects.get(project=labelled, kind=KIND)  # the page and the CSV share one job
-    assert job.status == Job.Status.QUEUED and job.started is None
-    assert not AnalyticsFigures.objects.exists()  # nothing computed in the request
+    assert response.status_code == 200 and not queued
+    assert not Job.objects.filter(kind=KIND).exists() and not Snapshot.objects.exists()
+    assert "Not computed yet" in html and PAGE_NUMBER not in html and "hx-get" not in html
+    assert f'action="{reverse("numbers_update", args=[labelled.slug, KIND])}"' in html
+    assert csv_response.status_code == 409 and "never computed" in csv_response.content.decode()
+
+
+def test_the_button_queues_one_job_and_the_page_follows_it(manager_client, labelled,
+                                                          django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        first = ask(manager_client, labelled)
+        ask(manager_client, labelled)  # a second click follows the same job
+        html = page(manager_client, labelled).content.decode()
+        csv_response = agreement_csv(manager_client, labelled)
+        fragment = manager_client.get(reverse("numbers_status", args=[labelled.slug, KIND]), HTTP_HX_REQUEST="true")
+    assert first.status_code == 302 and first["Location"] == reverse("exports_analytics", args=[labelled.slug])
+    job = Job.objects.get(project=labelled, kind=KIND)
+    assert job.status == Job.Status.QUEUED and job.started is None and len(queued) == 1
+    assert "Computing the analytics figures" in html and PAGE_NUMBER not in html
+    assert f'hx-get="/projects/alpha/numbers/{KIND}/?variant=&amp;shown="' in html
+    assert fragment.status_code == 200 and "every 2s" in fragment.content.decode()
     assert csv_response.status_code == 503 and csv_response["Retry-After"]
     assert CSV_ALPHA not in csv_response.content.decode()
-    assert len(queued) == 1
 
     queued[0]()  # what a worker does
 
     job.refresh_from_db()
     assert job.status == Job.Status.DONE, job.error
-    status = manager_client.get(reverse("exports_analytics_status", args=[labelled.slug]), HTTP_HX_REQUEST="true")
+    status = manager_client.get(reverse("numbers_status", args=[labelled.slug, KIND]), HTTP_HX_REQUEST="true")
     assert status["HX-Refresh"] == "true"
     assert PAGE_NUMBER in page(manager_client, labelled).content.decode()
     assert CSV_ALPHA in agreement_csv(manager_client, labelled).content.decode()
 
 
-def test_while_the_job_waits_the_status_fragment_keeps_polling(manager_client, labelled,
-                                                               django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        page(manager_client, labelled)
-        fragment = manager_client.get(reverse("exports_analytics_status", args=[labelled.slug]),
-                                      HTTP_HX_REQUEST="true")
-    assert fragment.status_code == 200 and "every 2s" in fragment.content.decode()
-    assert Job.objects.filter(project=labelled, kind=KIND).count() == 1
+def test_the_simulated_variant_is_kept_beside_the_real_one(manager_client, labelled,
+                                                          django_capture_on_commit_callbacks):
+    numbers_now(labelled, KIND)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        html = page(manager_client, labelled, simulated="1").content.decode()
+        ask(manager_client, labelled, variant="simulated", next="https://elsewhere.example/")
+    assert "Not computed yet" in html and len(queued) == 1
+    assert Job.objects.get(kind=KIND, params__variant="simulated").status == Job.Status.QUEUED
+    assert PAGE_NUMBER in page(manager_client, labelled).content.decode()  # the real labels' figures stay current
+    assert manager_client.post(reverse("numbers_update", args=[labelled.slug, KIND]),
+                               {"variant": "nope"}).status_code == 404
 
 
 def submit_new_answers(project):
@@ -100,7 +121,7 @@ def submit_new_answers(project):
 
 
 def fingerprint_unchanged(project) -> bool:
-    return AnalyticsFigures.objects.get(project=project).fingerprint == labels_fingerprint(project)
+    return Snapshot.objects.get(project=project, kind=KIND).fingerprint == fingerprint_of(figures_basis(project))
 
 
 def add_an_annotator(project):
@@ -153,58 +174,71 @@ def test_figures_of_older_labels_are_never_shown(manager_client, labelled, chang
     with django_capture_on_commit_callbacks(execute=False) as queued:
         html = page(manager_client, labelled).content.decode()
         stale_csv = agreement_csv(manager_client, labelled)
-    assert "Computing the analytics" in html and PAGE_NUMBER not in html
-    assert stale_csv.status_code == 503 and stale_csv.content.decode() != before
-    assert len(queued) == 1
-    queued[0]()
+    assert "The data changed after the last computation of the analytics figures" in html
+    assert PAGE_NUMBER not in html and not queued
+    assert stale_csv.status_code == 409 and stale_csv.content.decode() != before
+    compute(manager_client, labelled, django_capture_on_commit_callbacks)
 
     after = agreement_csv(manager_client, labelled)
     assert after.status_code == 200
     expected = io.StringIO()
-    write_rows(expected, table_rows(labelled, label_source(labelled), "agreement"))  # from the labels as they are now
+    # From the labels as they are now, computed here.
+    write_rows(expected, table_from(figures_compute(labelled, include_simulated=False), "agreement"),
+               table_columns("agreement"))
     assert after.content.decode() == expected.getvalue()
-    assert "Computing the analytics" not in page(manager_client, labelled).content.decode()
+    assert "from the labels as they are now" in page(manager_client, labelled).content.decode()
 
 
-def test_the_job_computes_what_the_direct_computation_gives(labelled):
-    source = label_source(labelled)
-    figures = figures_compute(labelled, include_simulated=False)
-    assert figures["source"] == source
+def rows_of(response) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def test_the_job_gives_the_hand_computed_numbers(manager_client, labelled):
+    """Three annotators on four sentences: a and b say error, no error, error, no error; c says error, no error, no
+    error, error. Krippendorff's alpha over all labels is 7/18 (test_report works it out); the majority finds errors
+    in sentences 1 and 3, so half of the summary's sentences are faithful; every table a CSV offers is there."""
+    numbers_now(labelled, KIND)
+    agreement = {row["group"]: row for row in rows_of(agreement_csv(manager_client, labelled)) if row["task"] == "fv"}
+    assert agreement["overall"]["alpha_all"] == CSV_ALPHA
+    scores = rows_of(manager_client.get(reverse("exports_table_csv", args=[labelled.slug, "summarizers"])))
+    assert [(row["summarizer"], row["faithfulness"]) for row in scores] == [("m", "0.5")]
     for table in TABLES:
-        assert table_from(figures, table) == table_rows(labelled, source, table), table
-    for dimension in ("faithfulness", "completeness", "conciseness", "composite"):
-        assert table_from(figures, "scores", dimension) == table_rows(labelled, source, "scores", dimension)
-    assert table_from(figures, "evaluator-nobody") == table_rows(labelled, source, "evaluator-nobody") == []
-    assert table_from(figures, "nope") is None
+        response = manager_client.get(reverse("exports_table_csv", args=[labelled.slug, table]))
+        assert response.status_code == 200, table
+    assert manager_client.get(reverse("exports_table_csv", args=[labelled.slug, "nope"])).status_code == 404
+    figures = Snapshot.objects.get(kind=KIND).data
+    assert table_from(figures, "evaluator-nobody") == [] and table_from(figures, "nope") is None
 
 
-def test_a_failed_computation_shows_its_error_and_is_not_retried_on_every_view(
+def test_a_failed_computation_shows_its_error_and_is_retried_only_when_asked(
         manager_client, labelled, monkeypatch, django_capture_on_commit_callbacks):
     def broken(project, *, include_simulated):
         raise ValueError("no memory left")
 
     monkeypatch.setattr("exports.figures.figures_compute", broken)
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        page(manager_client, labelled)
+        ask(manager_client, labelled)
     with pytest.raises(ValueError):
         queued[0]()
     with django_capture_on_commit_callbacks(execute=False) as queued:
         html = page(manager_client, labelled).content.decode()
+        csv_response = agreement_csv(manager_client, labelled)
     # The error in words; Python's text stays in the worker's log.
     assert "It stopped on an unexpected error" in html and "Compute again" in html and not queued
     assert "no memory left" not in html
-    assert agreement_csv(manager_client, labelled).status_code == 503
+    assert csv_response.status_code == 409 and "failed" in csv_response.content.decode()
 
     monkeypatch.undo()
     with django_capture_on_commit_callbacks(execute=True):
-        response = manager_client.post(reverse("exports_analytics_compute", args=[labelled.slug]))
+        response = ask(manager_client, labelled)
     assert response.status_code == 302
     assert PAGE_NUMBER in page(manager_client, labelled).content.decode()
+    assert Job.objects.filter(kind=KIND).count() == 2
 
 
-@pytest.mark.parametrize("name,method", [("exports_analytics_status", "get"), ("exports_analytics_compute", "post")])
+@pytest.mark.parametrize("name,method", [("numbers_status", "get"), ("numbers_update", "post")])
 def test_only_managers_follow_or_start_the_computation(client, labelled, annotator, outsider, name, method):
-    url = reverse(name, args=[labelled.slug])
+    url = reverse(name, args=[labelled.slug, KIND])
     assert getattr(client, method)(url).status_code == 302  # anonymous: to the log-in page
     client.force_login(annotator)
     assert getattr(client, method)(url).status_code == 403

@@ -25,7 +25,7 @@ from exports.figures import figures_compute, table_from
 from exports.models import ReleaseLabels
 from exports.report import agreement_report
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 TEXTS = [("n1", "CNN", "news", "non-dialogue", "short", 400), ("n2", "CNN", "news", "non-dialogue", "long", 1200),
          ("r1", "Gov", "report", "non-dialogue", "long", 5000), ("d1", "DS", "daily life", "dialogue", "short", 150),

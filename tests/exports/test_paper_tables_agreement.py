@@ -31,7 +31,7 @@ from exports.report import agreement_report
 from .labels import annotate, fv_units
 from .test_paper_tables import LABELS, TEXTS, release
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 ANSWERS = {"news": ([True, True, False, False], [True, False, False, False]),
            "meeting": ([True, True, False, False], [True, True, False, False]),

@@ -33,7 +33,7 @@ from exports.figures import figures_compute, table_from
 from exports.models import ReleaseLabels
 from exports.report import agreement_report
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 SOURCE = "a b c d"
 DOMAINS = {"t1": "news", "t2": "news", "t3": "meeting", "t4": "meeting"}

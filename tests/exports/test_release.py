@@ -27,7 +27,7 @@ from exports.release import import_release
 from exports.selectors import label_source
 from exports.tables import evaluator_means
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 FOLDER = Path(__file__).resolve().parents[1] / "fixtures" / "release"
 FAITHFULNESS = FOLDER / "unisumeval_faithfulness.jsonl"

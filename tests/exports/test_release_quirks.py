@@ -20,7 +20,7 @@ from exports.evaluators import benchmark
 from exports.models import ReleaseLabels
 from exports.release import import_release
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CLEAN, QUIRKS = FIXTURES / "release_clean", FIXTURES / "release_quirks"

@@ -29,7 +29,7 @@ from exports.selectors import REAL
 
 from .conftest import SPAMMER_ANSWERS
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 SPAMMER = "spam-worker-77"
 

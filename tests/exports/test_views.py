@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from corpus.models import Job
 
-pytestmark = pytest.mark.usefixtures("analytics_worker")
+pytestmark = pytest.mark.usefixtures("numbers_worker")
 
 
 def login(client, user):

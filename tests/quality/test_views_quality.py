@@ -14,7 +14,7 @@ from annotation.quality.selectors import counted_labels
 from annotation.services.hits import build_hits
 from tests.work import add_assistance, crowd_annotator, import_small, set_status, status_of
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quality_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_computing_the_numbers_again_returns_to_a_page_of_this_site_only(project
     from django.urls import reverse
 
     client.force_login(manager)
-    response = client.post(reverse("quality_numbers_compute", args=[project.slug]), {"next": target})
+    response = client.post(reverse("numbers_update", args=[project.slug, "quality"]), {"next": target})
     assert response.status_code == 302 and response.url == reverse("quality_dashboard", args=[project.slug])
 
 
@@ -187,7 +187,7 @@ def test_computing_the_numbers_again_returns_to_the_page_it_was_asked_from(proje
     from django.urls import reverse
 
     client.force_login(manager)
-    compute = reverse("quality_numbers_compute", args=[project.slug])
+    compute = reverse("numbers_update", args=[project.slug, "quality"])
     page = reverse("annotator_list", args=[project.slug]) + "?sort=-agreement"
     assert client.post(compute, {"next": page}).url == page
     assert client.post(compute, {"next": f"http://testserver{page}"}).url == f"http://testserver{page}"

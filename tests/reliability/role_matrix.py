@@ -143,6 +143,10 @@ def link_session(caller: Caller, filling: Filling) -> bool:
     return caller.is_crowd and caller.crowd_provider == "link"
 
 
+def by_numbers_kind(caller: Caller, filling: Filling) -> bool:
+    return (READER if filling.values.get("kind") == "review_tally" else MANAGER)(caller, filling)
+
+
 EXPECTATIONS: dict[str, Rule] = {
     # Open doors.
     "login": anyone,
@@ -196,8 +200,6 @@ EXPECTATIONS: dict[str, Rule] = {
     "project-detail": MEMBER,
     "document_detail": READER,
     "review": READER,
-    "review_status": READER,
-    "review_tally_again": READER,
     "review_unit": READER,
     "hit_list": READER,
     "hit_detail": READER,
@@ -213,6 +215,9 @@ EXPECTATIONS: dict[str, Rule] = {
     "people": MANAGER,
     "people_change": MANAGER,
     "job_status": MANAGER,
+    # Stored numbers: the reviewer's list is for its readers, the analytics and quality numbers for managers.
+    "numbers_status": by_numbers_kind,
+    "numbers_update": by_numbers_kind,
     "progress": MANAGER,
     "hits_build": MANAGER,
     "hits_ablation": MANAGER,
@@ -220,8 +225,6 @@ EXPECTATIONS: dict[str, Rule] = {
     "annotator_list": MANAGER,
     "costs": MANAGER,
     "quality_dashboard": MANAGER,
-    "quality_numbers_status": MANAGER,
-    "quality_numbers_compute": MANAGER,
     "annotator_quality": MANAGER,
     "annotator_status": MANAGER,
     "grade_override": MANAGER,
@@ -234,8 +237,6 @@ EXPECTATIONS: dict[str, Rule] = {
     "assist_start": MANAGER,
     "assist_hallucinogenic": MANAGER,
     "exports_analytics": MANAGER,
-    "exports_analytics_status": MANAGER,
-    "exports_analytics_compute": MANAGER,
     "exports_table_csv": MANAGER,
     "exports_evaluator_upload": MANAGER,
     "exports_evaluator_run": MANAGER,

@@ -23,7 +23,7 @@ from corpus.models import Document, KeyFact, Membership, Project, Summary, Summa
 
 from ..work import add_assistance, annotator_for, build_all, complete, import_small, may_create_projects
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.usefixtures("review_worker", "quality_worker")]
+pytestmark = [pytest.mark.services, pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 FUZZ_EXAMPLES = 200
 HYPOTHESIS = dict(deadline=None, database=None, derandomize=True,
                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,

@@ -38,8 +38,10 @@ from annotation.models import Annotator, Assignment, CrowdBatch, CrowdHit, Hit, 
 from annotation.services.answers import save_answers
 from annotation.services.assignment import reserve_next_hit, submit_assignment
 from corpus import people
+from corpus.jobs import numbers_kinds
 from corpus.models import DocumentSentence, Invitation, Job, KeyFact, Membership, Project, Summary, SummarySentence
-from exports import figures
+from exports.job_kinds import ANALYTICS
+from tests.conftest import numbers_now
 from tests.quality.conftest import with_checks
 from tests.quality.leak_crawler import formats_of, leaf_patterns, oracle_for, route_of
 from tests.reliability.role_matrix import Caller, Filling, expected, rule_for
@@ -187,9 +189,7 @@ def world(transactional_db, django_user_model, tmp_path, monkeypatch) -> World:
 
     jobs = {project.pk: export_job(project, tmp_path / "exports" / project.slug) for project in (a, b)}
     for project in (a, b):  # the analytics as a worker stored them, so that the CSVs answer
-        _, fingerprint = figures.current_figures(project, include_simulated=False)
-        figures.figures_run(job_id=figures.figures_start(project=project, include_simulated=False,
-                                                         fingerprint=fingerprint).pk)
+        numbers_now(project, ANALYTICS)
 
     def readable(annotator: Annotator) -> dict:
         own = Assignment.objects.filter(annotator=annotator, status=Assignment.Status.RESERVED)
@@ -267,6 +267,8 @@ def world(transactional_db, django_user_model, tmp_path, monkeypatch) -> World:
     summaries = Summary.objects.filter(document_id=held.hit.document_id)[:1]
     view_pools = {
         "job_status": {"pk": [(str(jobs[a.pk].pk), a.pk), (str(jobs[b.pk].pk), b.pk)]},
+        **{view: {"kind": [(kind.code, None) for kind in numbers_kinds()]} for view in ("numbers_status",
+                                                                                       "numbers_update")},
         "exports_download": {"pk": [(str(jobs[a.pk].pk), a.pk), (str(jobs[b.pk].pk), b.pk)]},
         "summary-detail": {"pk": [(str(x.pk), a.pk) for x in summaries]
                            + [(str(x.pk), b.pk) for x in Summary.objects.filter(document__project=b)[:1]]},
