@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
+from django.urls import reverse
 
 from assist.config import DEFAULTS as assist_defaults
 
@@ -68,6 +69,11 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# The pages of corpus objects are annotation's: corpus, the ground floor, names no URL of the floors above it.
+ABSOLUTE_URL_OVERRIDES = {
+    "corpus.project": lambda project: reverse("project_detail", args=[project.slug]),
+    "corpus.document": lambda document: reverse("document_detail", args=[document.project.slug, document.pk]),
+}
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

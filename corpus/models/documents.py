@@ -4,7 +4,6 @@ Sentence indices are assigned once at import and never recomputed: highlights, l
 """
 
 from django.db import models
-from django.urls import reverse
 
 from .project import Project
 
@@ -40,9 +39,6 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.uid
-
-    def get_absolute_url(self) -> str:
-        return reverse("document_detail", args=[self.project.slug, self.pk])
 
     def turns(self) -> list[dict]:
         """The stored sentences grouped for display: one block per speaker turn for a dialogue, one block for any

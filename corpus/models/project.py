@@ -6,7 +6,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.urls import reverse
 
 
 class Assistance(models.TextChoices):
@@ -121,9 +120,6 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def get_absolute_url(self) -> str:
-        return reverse("project_detail", args=[self.slug])
 
     def length_for(self, word_count: int) -> str:
         return "long" if word_count >= self.long_threshold_words else "short"
