@@ -7,16 +7,18 @@ import json
 import pytest
 from django.urls import reverse
 
+from annotation.job_kinds import REVIEW_TALLY
 from annotation.models import AttentionCheck, ItemFlag
 from annotation.selectors import disagreements, split_units
 from annotation.services.assignment import reserve_next_hit, return_assignment
 from annotation.services.flags import flag_item
 from annotation.services.hits import build_hits
-from annotation.services.review_tally import current_tally, review_tally_compute
 from corpus.models import Membership
+from corpus.snapshots import numbers_state
+from tests.conftest import numbers_now
 from tests.work import annotator_for, complete, import_generated
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 @pytest.fixture
@@ -40,6 +42,10 @@ def agreeing(project, django_user_model):
     complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("ann-b")), project, "fv",
                               confirmed=True))
     return project
+
+
+def tally_is_current(project) -> bool:
+    return numbers_state(project, REVIEW_TALLY).current
 
 
 def review_url(project, **query):
@@ -84,17 +90,17 @@ def test_the_list_filters_by_flags(client, agreeing, reviewer):
 def test_a_flag_stands_once_its_annotator_leaves_the_hit(agreeing, django_user_model):
     """A flag on open work is a draft (it can still be withdrawn): it reaches review once the HIT is returned, and
     the stored list is stale from that moment."""
-    review_tally_compute(agreeing)
-    assert split_units(agreeing, "fv").count() == 1 and current_tally(agreeing)[1]
+    numbers_now(agreeing, REVIEW_TALLY)
+    assert split_units(agreeing, "fv").count() == 1 and tally_is_current(agreeing)
     third = reserve_next_hit(annotator_for(django_user_model.objects.create_user("ann-c")), agreeing, "fv",
                              confirmed=True)
     unit = third.hit.units.filter(attention_check__isnull=True).order_by("position")[0]
     flag_item(assignment=third, unit=unit, comment="Which council?")
-    assert current_tally(agreeing)[1], "a draft flag does not change the list"
+    assert tally_is_current(agreeing), "a draft flag does not change the list"
     return_assignment(assignment=third)
-    assert not current_tally(agreeing)[1]
-    review_tally_compute(agreeing)
-    assert current_tally(agreeing)[1]
+    assert not tally_is_current(agreeing)
+    numbers_now(agreeing, REVIEW_TALLY)
+    assert tally_is_current(agreeing)
     assert [row.unit_id for row in split_units(agreeing, "fv", flagged="yes")] == [
         u.pk for u in disagreements(agreeing, "fv", flagged="yes")]
     assert split_units(agreeing, "fv").count() == 2
@@ -112,8 +118,8 @@ def test_a_flag_on_an_attention_check_stays_with_the_manager(django_user_model, 
                                       confirmed=True)
         flag_item(assignment=assignment, unit=check.unit, comment="Odd sentence")
         complete(assignment)
-    review_tally_compute(project)
-    assert not split_units(project, "fv").filter(unit_id=check.unit_id).exists()
+    numbers_now(project, REVIEW_TALLY)
+    assert tally_is_current(project) and not split_units(project, "fv").filter(unit_id=check.unit_id).exists()
     assert not disagreements(project, "fv").filter(pk=check.unit_id).exists()
 
 
@@ -129,7 +135,7 @@ def test_the_stored_list_and_the_live_one_agree_with_flags(client, project, djan
                 units = list(assignment.hit.units.filter(attention_check__isnull=True).order_by("position"))
                 flag_item(assignment=assignment, unit=units[0], comment="Unclear")
             complete(assignment, yes=yes if number == 0 else True)
-    review_tally_compute(project)
+    numbers_now(project, REVIEW_TALLY)
     for flagged in ("", "yes", "no"):
         live = [(unit.pk, round(unit.majority, 6)) for unit in disagreements(project, "fv", flagged=flagged)]
         stored = [(row.unit_id, round(row.majority, 6)) for row in split_units(project, "fv", flagged=flagged)]

@@ -1,22 +1,26 @@
-"""The reviewer's list as a job tallies it: the same units in the same order as the live computation for every
-filter, marked out of date while new labels wait for the job, current after it, and a failed job shown with its
-error."""
+"""The reviewer's list as a job tallies it (stored numbers, corpus.snapshots): the same units in the same order as the
+live computation for every filter, shown with a button while nothing or an older list is stored (a page view starts
+no job), followed while the job the button asked for runs, current after it, and a failed job shown with its error
+and tried again only when asked."""
 
 import itertools
+from urllib.parse import quote
 
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotator, Grade, ReviewTally, SplitUnit
+from annotation.job_kinds import REVIEW_TALLY
+from annotation.models import Annotator, Grade, SplitUnit
 from annotation.selectors import agreement_summary, disagreements, split_units
 from annotation.services.assignment import reserve_next_hit
 from annotation.services.review import adjudicate
-from annotation.services.review_tally import current_tally, review_tally_compute
-from corpus.models import Job
+from corpus.models import Job, Membership, Snapshot
+from corpus.snapshots import numbers_run, numbers_state
 from exports.simulate import simulate_annotations
+from tests.conftest import numbers_now
 from tests.work import annotator_for, complete, import_generated
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("review_worker")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("numbers_worker")]
 
 
 @pytest.fixture
@@ -50,8 +54,29 @@ def filter_choices(project) -> list[dict]:
                                                                          "checks": "clean"}]
 
 
+def tally_is_current(project) -> bool:
+    return numbers_state(project, REVIEW_TALLY).current
+
+
+def status_url(project) -> str:
+    return reverse("numbers_status", args=[project.slug, REVIEW_TALLY])
+
+
+def polls(page: str, project) -> bool:
+    return f'hx-get="{status_url(project)}?' in page
+
+
+def update_url(project) -> str:
+    return reverse("numbers_update", args=[project.slug, REVIEW_TALLY])
+
+
+def tally_jobs(project):
+    return Job.objects.filter(project=project, kind=REVIEW_TALLY)
+
+
 def test_every_filter_gives_the_units_of_the_live_computation_in_its_order(simulated):
-    tally = review_tally_compute(simulated)
+    assert numbers_now(simulated, REVIEW_TALLY).status == Job.Status.DONE
+    pairs = numbers_state(simulated, REVIEW_TALLY).data["pairs"]
     assert SplitUnit.objects.filter(project=simulated).count() > 10
     for task, chosen in itertools.product(("fv", "kv", "ka"), filter_choices(simulated)):
         live = [(unit.pk, unit.majority) for unit in disagreements(simulated, task, **chosen)]
@@ -60,7 +85,7 @@ def test_every_filter_gives_the_units_of_the_live_computation_in_its_order(simul
         assert [round(m, 6) for _, m in stored] == [round(float(m), 6) for _, m in live], (task, chosen)
     assert {task for task in ("fv", "kv", "ka") if disagreements(simulated, task, checks="missed").exists()} == {"fv"}
     for task in ("fv", "kv", "ka"):
-        assert agreement_summary(simulated, task, among=tally.pairs[task]) == agreement_summary(simulated, task)
+        assert agreement_summary(simulated, task, among=pairs[task]) == agreement_summary(simulated, task)
 
 
 def test_the_page_pages_through_the_units_of_the_live_computation(client, simulated, manager):
@@ -77,61 +102,96 @@ def test_the_page_pages_through_the_units_of_the_live_computation(client, simula
         assert shown == live and f"{len(live)} units to review." in page.content.decode()
 
 
-@pytest.mark.queued_review
-def test_new_labels_mark_the_list_out_of_date_until_the_job_has_tallied_them(client, simulated, manager,
-                                                                            django_user_model):
+@pytest.mark.queued_numbers
+def test_a_page_view_starts_no_job_and_the_button_starts_one(client, simulated, manager,
+                                                             django_capture_on_commit_callbacks):
     url = reverse("review", args=[simulated.slug])
     client.force_login(manager)
+    with django_capture_on_commit_callbacks() as queued:
+        page = client.get(url).content.decode()
+        client.get(url)
+    assert "Not computed yet:" in page and "units to review" not in page
+    assert f'action="{update_url(simulated)}"' in page and "Compute the reviewer&#x27;s list" in page
+    assert not polls(page, simulated)  # nothing to follow
+    assert not tally_jobs(simulated).exists() and queued == []
+    with django_capture_on_commit_callbacks() as queued:
+        response = client.post(update_url(simulated), {"variant": "", "next": url})
+    assert response.status_code == 302 and response.url == url
+    job = tally_jobs(simulated).get()
+    assert job.status == Job.Status.QUEUED and len(queued) == 1
+    with django_capture_on_commit_callbacks() as queued:
+        assert client.post(update_url(simulated), {"variant": "", "next": url}).status_code == 302
+    assert tally_jobs(simulated).count() == 1 and queued == []  # the open job, not another
     page = client.get(url).content.decode()
-    assert "Tallying the list" in page and "units to review" not in page
-    job = Job.objects.get(project=simulated, kind="review_tally")
-    assert job.status == Job.Status.QUEUED
-    assert client.get(url) and Job.objects.filter(kind="review_tally").count() == 1  # the open job, not another
-    from annotation.services.review_tally import review_tally_run
+    assert "Computing the reviewer&#x27;s list" in page and f'hx-get="{status_url(simulated)}?variant=&amp;shown="' in page
 
-    review_tally_run(job_id=job.pk)
-    status = client.get(reverse("review_status", args=[simulated.slug]), headers={"HX-Request": "true"})
+
+@pytest.mark.queued_numbers
+def test_new_labels_mark_the_list_out_of_date_until_the_job_has_tallied_them(client, simulated, manager,
+                                                                            django_user_model,
+                                                                            django_capture_on_commit_callbacks):
+    url = reverse("review", args=[simulated.slug])
+    client.force_login(manager)
+    client.post(update_url(simulated), {"next": url})
+    job = tally_jobs(simulated).get()
+    polled = client.get(status_url(simulated), {"shown": ""}, headers={"HX-Request": "true"})
+    assert polled.status_code == 200 and "Computing the reviewer&#x27;s list" in polled.content.decode()
+    numbers_run(job_id=job.pk)
+    # The page showed no list: it reloads (htmx) or is sent back to (a browser without htmx).
+    status = client.get(status_url(simulated), {"shown": ""}, headers={"HX-Request": "true"})
     assert status.headers.get("HX-Refresh") == "true"
+    assert client.get(status_url(simulated), {"shown": ""}).url == url
     page = client.get(url).content.decode()
     before = SplitUnit.objects.filter(project=simulated, task="fv").count()
-    assert f"{before} units to review." in page and "updating" not in page and "List as of" in page
+    assert f"{before} units to review." in page and "Up to date:" in page and not polls(page, simulated)
 
-    # One more annotator on an FV HIT: the stored list is shown as it was, marked out of date, and polled.
+    # One more annotator on an FV HIT: the stored list is shown as it was, marked older than the data, with the
+    # button and without polling; a page view starts nothing.
     hit = simulated.hits.filter(task="fv").order_by("position").first()
     hit.extra_places = 1
     hit.save(update_fields=["extra_places"])
     complete(reserve_next_hit(annotator_for(django_user_model.objects.create_user("later")), simulated, "fv", confirmed=True),
              yes=True)
+    with django_capture_on_commit_callbacks() as queued:
+        page = client.get(url).content.decode()
+    assert "Older than the data:" in page and f"{before} units to review." in page
+    assert "Adjudications are shown as they are now." in page and "Update the reviewer&#x27;s list" in page
+    assert not polls(page, simulated) and "Up to date" not in page
+    assert not tally_is_current(simulated) and tally_jobs(simulated).count() == 1 and queued == []
+    client.post(update_url(simulated), {"next": url})
+    assert tally_jobs(simulated).count() == 2
+    shown = numbers_state(simulated, REVIEW_TALLY).computed.isoformat()
     page = client.get(url).content.decode()
-    assert "updating" in page and f"{before} units to review." in page
-    assert reverse("review_status", args=[simulated.slug]) + "?listed=1" in page
-    tally, current, _ = current_tally(simulated)
-    assert not current
-    polled = client.get(reverse("review_status", args=[simulated.slug]) + "?listed=1",
-                        headers={"HX-Request": "true"})
-    assert polled.status_code == 200 and "updating" in polled.content.decode()
-    review_tally_run(job_id=Job.objects.filter(kind="review_tally").latest("pk").pk)
-    polled = client.get(reverse("review_status", args=[simulated.slug]) + "?listed=1",
-                        headers={"HX-Request": "true"})
-    assert polled.status_code == 286 and "up to date again" in polled.content.decode()
+    assert "Updating the reviewer&#x27;s list." in page and f"{before} units to review." in page
+    assert f'hx-get="{status_url(simulated)}?variant=&amp;shown={quote(shown, safe="/")}"' in page
+    polled = client.get(status_url(simulated), {"shown": shown}, headers={"HX-Request": "true"})
+    assert polled.status_code == 200 and "Updating the reviewer&#x27;s list." in polled.content.decode()
+    numbers_run(job_id=tally_jobs(simulated).latest("pk").pk)
+    # A reload would lose a reason being typed: the page that shows a list says a newer one is ready.
+    polled = client.get(status_url(simulated), {"shown": shown}, headers={"HX-Request": "true"})
+    assert polled.status_code == 286 and "HX-Refresh" not in polled.headers
+    assert "Up to date again:" in polled.content.decode() and "Reload</a>" in polled.content.decode()
     page = client.get(url).content.decode()
     after = [unit.public_id for unit in disagreements(simulated, "fv")]
-    assert "updating" not in page and f"{len(after)} unit{'s' if len(after) != 1 else ''} to review." in page
+    assert "Up to date:" in page and "Older than the data" not in page
+    assert f"{len(after)} unit{'s' if len(after) != 1 else ''} to review." in page
 
 
-@pytest.mark.queued_review
+@pytest.mark.queued_numbers
 def test_a_settled_unit_leaves_the_unsettled_list_at_once(client, simulated, manager):
-    review_tally_compute(simulated)
+    numbers_now(simulated, REVIEW_TALLY)
     client.force_login(manager)
     url = reverse("review", args=[simulated.slug]) + "?task=kv&settled=no"
     unit = client.get(url).context["cards"][0]["unit"]
     client.post(reverse("review_unit", args=[simulated.slug, unit.public_id]), {"answer": "no", "reason": "read"})
     page = client.get(url)
-    assert unit not in [card["unit"] for card in page.context["cards"]] and "updating" not in page.content.decode()
+    assert unit not in [card["unit"] for card in page.context["cards"]]
+    assert "Up to date:" in page.content.decode() and tally_jobs(simulated).count() == 1
 
 
-@pytest.mark.queued_review
-def test_a_failed_job_is_shown_with_its_error_and_tallied_again_on_request(client, simulated, manager, monkeypatch):
+@pytest.mark.queued_numbers
+def test_a_failed_job_is_shown_with_its_error_and_tallied_again_on_request(client, simulated, manager, monkeypatch,
+                                                                          django_capture_on_commit_callbacks):
     from annotation.services import review_tally
 
     def broken(project, task):
@@ -140,34 +200,49 @@ def test_a_failed_job_is_shown_with_its_error_and_tallied_again_on_request(clien
     monkeypatch.setattr(review_tally, "_tally_task", broken)
     client.force_login(manager)
     url = reverse("review", args=[simulated.slug])
-    client.get(url)
-    job = Job.objects.get(kind="review_tally")
+    client.post(update_url(simulated), {"next": url})
+    job = tally_jobs(simulated).get()
     with pytest.raises(RuntimeError):
-        review_tally.review_tally_run(job_id=job.pk)
+        numbers_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == Job.Status.FAILED and not ReviewTally.objects.exists()
-    page = client.get(url).content.decode()
+    assert job.status == Job.Status.FAILED and not Snapshot.objects.filter(kind=REVIEW_TALLY).exists()
+    with django_capture_on_commit_callbacks() as queued:
+        page = client.get(url).content.decode()
+        client.get(url)
     # The error in words; Python's text stays in the worker's log.
-    assert "could not be tallied" in page and "It stopped on an unexpected error" in page
-    assert "the database went away" not in page
-    assert Job.objects.filter(kind="review_tally").count() == 1  # a page view does not retry it
-    polled = client.get(reverse("review_status", args=[simulated.slug]), headers={"HX-Request": "true"})
-    assert polled.status_code == 286 and "Tally again" in polled.content.decode()
+    assert "Could not compute the reviewer&#x27;s list" in page and "It stopped on an unexpected error" in page
+    assert "the database went away" not in page and "Compute again" in page
+    assert not polls(page, simulated)  # no polling of a failed job
+    assert tally_jobs(simulated).count() == 1 and queued == []  # a page view does not retry it
+    polled = client.get(status_url(simulated), headers={"HX-Request": "true"})
+    assert polled.status_code == 286 and "Compute again" in polled.content.decode()
     monkeypatch.undo()
-    assert client.post(reverse("review_tally_again", args=[simulated.slug])).status_code == 302
-    again = Job.objects.filter(kind="review_tally").latest("pk")
-    assert again.pk != job.pk
-    review_tally.review_tally_run(job_id=again.pk)
-    assert current_tally(simulated)[1]
+    assert client.post(update_url(simulated), {"next": url}).status_code == 302
+    again = tally_jobs(simulated).latest("pk")
+    assert again.pk != job.pk and again.status == Job.Status.QUEUED
+    numbers_run(job_id=again.pk)
+    assert tally_is_current(simulated)
+    page = client.get(url).content.decode()
+    assert "Up to date:" in page and "Could not compute" not in page
 
 
-def test_only_managers_and_reviewers_see_or_restart_the_tally(client, simulated, annotator, other_annotator,
-                                                               outsider):
+def test_only_managers_and_reviewers_see_or_ask_for_the_tally(client, simulated, annotator, other_annotator,
+                                                               outsider, manager, django_user_model):
+    assert client.get(status_url(simulated)).status_code == 302  # to the login page
+    assert client.post(update_url(simulated)).status_code == 302
+    assert not tally_jobs(simulated).exists()
     for user, status in ((annotator, 403), (other_annotator, 403), (outsider, 404)):
         client.force_login(user)
-        assert client.get(reverse("review_status", args=[simulated.slug])).status_code == status
-        assert client.post(reverse("review_tally_again", args=[simulated.slug])).status_code == status
-    assert not Job.objects.filter(kind="review_tally").exists()
+        assert client.get(status_url(simulated)).status_code == status
+        assert client.post(update_url(simulated)).status_code == status
+    assert not tally_jobs(simulated).exists()
+    reviewer = django_user_model.objects.create_user("ruby")
+    Membership.objects.create(project=simulated, user=reviewer, role=Membership.Role.REVIEWER)
+    for user in (reviewer, manager):
+        client.force_login(user)
+        assert client.post(update_url(simulated), {"next": "/"}).status_code == 302
+        assert client.get(status_url(simulated), headers={"HX-Request": "true"}).status_code == 200  # followed
+    assert tally_jobs(simulated).count() == 1 and tally_jobs(simulated).get().created_by == reviewer
 
 
 def a_new_counted_submission(project, django_user_model):
@@ -212,26 +287,38 @@ CHANGES = [a_new_counted_submission, a_failed_grade, an_override_to_fail, a_miss
 
 @pytest.mark.parametrize("change", CHANGES, ids=[change.__name__ for change in CHANGES])
 def test_every_change_to_the_counted_labels_makes_the_tally_out_of_date(simulated, django_user_model, change):
-    review_tally_compute(simulated)
-    assert current_tally(simulated)[1]
+    numbers_now(simulated, REVIEW_TALLY)
+    before = numbers_state(simulated, REVIEW_TALLY)
+    assert before.current
     change(simulated, django_user_model)
-    assert not current_tally(simulated)[1]
-    assert current_tally(simulated)[1] is False and review_tally_compute(simulated) and current_tally(simulated)[1]
+    after = numbers_state(simulated, REVIEW_TALLY)
+    assert after.fingerprint != before.fingerprint and not after.current
+    assert numbers_now(simulated, REVIEW_TALLY).status == Job.Status.DONE and tally_is_current(simulated)
 
 
 def test_an_adjudication_leaves_the_tally_current_and_the_analytics_ignore_the_tally_job(simulated, django_user_model):
-    from annotation.services.review_tally import review_tally_run, review_tally_start
-    from exports.figures import labels_fingerprint
+    from corpus.models import job_start
+    from corpus.snapshots import fingerprint_of
+    from exports.figures import figures_basis
 
-    review_tally_compute(simulated)
-    before = labels_fingerprint(simulated)
+    def tally_job_run() -> Job:
+        # Run even though the tally is current (the button would start none): only the job's effect is looked at.
+        state = numbers_state(simulated, REVIEW_TALLY)
+        job = job_start(kind=REVIEW_TALLY, project=simulated, total=1,
+                        params={"variant": "", "fingerprint": state.fingerprint})
+        numbers_run(job_id=job.pk)
+        job.refresh_from_db()
+        return job
+
+    numbers_now(simulated, REVIEW_TALLY)
+    before = fingerprint_of(figures_basis(simulated))
     unit = split_units(simulated, "kv", settled="no").first().unit
     adjudicate(unit=unit, reviewer=django_user_model.objects.create_user("ruth"), answer="no", error_types=[],
                reason="read")
-    assert current_tally(simulated)[1]
-    review_tally_run(job_id=review_tally_start(project=simulated).pk)
-    assert Job.objects.get(kind="review_tally").status == Job.Status.DONE
-    assert labels_fingerprint(simulated) != before  # the adjudication, which the figures read
-    after = labels_fingerprint(simulated)
-    review_tally_run(job_id=review_tally_start(project=simulated).pk)
-    assert labels_fingerprint(simulated) == after
+    assert tally_is_current(simulated)
+    assert numbers_now(simulated, REVIEW_TALLY) is None  # nothing to compute: no job
+    assert tally_job_run().status == Job.Status.DONE
+    assert fingerprint_of(figures_basis(simulated)) != before  # the adjudication, which the figures read
+    after = fingerprint_of(figures_basis(simulated))
+    assert tally_job_run().status == Job.Status.DONE
+    assert fingerprint_of(figures_basis(simulated)) == after

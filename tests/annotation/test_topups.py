@@ -132,8 +132,9 @@ def test_fixed_projects_keep_three_places_and_never_build_top_ups(project):
 
 
 def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
+    from annotation.job_kinds import REVIEW_TALLY
     from annotation.models import SplitUnit
-    from annotation.services.review_tally import review_tally_compute
+    from tests.conftest import numbers_now
 
     hit = first_round_hit(adaptive, "fv")
     split = hit.units.order_by("position").first()
@@ -141,7 +142,7 @@ def test_a_top_ups_labels_are_its_units_for_the_reviewers_tally(adaptive):
     work_next_hit(crowd_annotator("bea", adaptive), adaptive, "fv", split=split)
     topups_build(adaptive)
     work_next_hit(crowd_annotator("cid", adaptive), adaptive, "fv", split=split)
-    review_tally_compute(adaptive)
+    numbers_now(adaptive, REVIEW_TALLY)
     (row,) = SplitUnit.objects.filter(project=adaptive)
     assert (row.unit_id, row.votes, row.yes) == (split.pk, 3, 2)
 

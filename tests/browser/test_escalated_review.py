@@ -4,11 +4,12 @@ included, is on the card with why it is there, and the reviewer's answer becomes
 import pytest
 from playwright.sync_api import expect
 
+from annotation.job_kinds import REVIEW_TALLY
 from annotation.models import Adjudication, Assignment, Hit, UnitState
 from annotation.redundancy import Verdict
-from annotation.services.review_tally import review_tally_compute
 from annotation.services.topups import topups_build
 from corpus.models import Membership, Project, RedundancyPolicy
+from tests.conftest import numbers_now
 from tests.work import add_assistance, build_all, crowd_annotator, first_round_hit, import_small, work_next_hit
 
 from .conftest import log_in, screenshot
@@ -40,7 +41,7 @@ def escalated(django_user_model):
 
 def test_a_reviewer_sees_every_label_of_an_escalated_item_and_settles_it(page, live_server, escalated):
     project, unit = escalated
-    review_tally_compute(project)
+    numbers_now(project, REVIEW_TALLY)
     log_in(page, live_server, "rita", "rita-pass-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/review/?task=fv")
     card = page.locator(f"#unit-{unit.public_id}")
