@@ -8,7 +8,7 @@ must move whenever a number would), and `compute(job)`, the numbers as JSON. The
 anything, computes, and stores both in a `Snapshot`.
 
 A page asks `numbers_state`: the stored numbers, whether they are current, and the job bringing them up to date if
-one is open (or failed on this very basis: shown with its error). A page view never starts one: a GET changes
+one is open (or the last one, if it failed: shown with its error). A page view never starts one: a GET changes
 nothing. The manager asks for new numbers with a button (`numbers_update`, a POST), and the one polling view
 (annotation.views.jobs.numbers_status) follows the job until the page can show them.
 
@@ -74,8 +74,8 @@ class NumbersState:
     stored: Snapshot | None
     basis: dict
     fingerprint: str
-    # While the numbers are not current: the open job, or the one that failed on this very basis; never one started
-    # for the page.
+    # While the numbers are not current: the open job, or the latest one if it failed after the stored numbers were
+    # computed; never one started for the page.
     job: Job | None
 
     @property
@@ -114,8 +114,8 @@ class NumbersState:
 
 
 def numbers_state(project: Project, code: str, variant: str = "") -> NumbersState:
-    """The stored numbers and whether they are current, with the job bringing them up to date if one is open or
-    failed on this very data. Reads only: a page view starts nothing."""
+    """The stored numbers and whether they are current, with the job bringing them up to date if one is open or the
+    last one failed. Reads only: a page view starts nothing."""
     numbers = numbers_of(code)
     if variant not in numbers.variants:
         raise ValueError(f"{code!r} numbers have no variant {variant!r}")
@@ -124,10 +124,13 @@ def numbers_state(project: Project, code: str, variant: str = "") -> NumbersStat
     stored = Snapshot.objects.filter(project=project, kind=code, variant=variant).first()
     state = NumbersState(project, job_kind(code), variant, stored, basis, fingerprint, job=None)
     if not state.current:
-        # The newest of the open jobs and those that failed on this very data, in one query.
+        # The newest of the open jobs and those that failed since the stored numbers were computed (whatever data
+        # they were asked for: an error is shown until somebody asks again), in one query.
+        failed = Q(status=Job.Status.FAILED)
+        if stored is not None:
+            failed &= Q(created__gt=stored.computed)
         state.job = project.jobs.filter(
-            Q(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
-            | Q(status=Job.Status.FAILED, params__fingerprint=fingerprint),
+            Q(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]) | failed,
             kind=code, params__variant=variant).order_by("-pk").first()
     return state
 

@@ -88,7 +88,9 @@ def _row_from(data: dict, annotator: Annotator, project: Project, status: str) -
 def newer_submissions(state: NumbersState) -> str:
     """What the numbers page says changed since (the kind's `since`)."""
     n = QualityNumbers(state.project, state).newer_submissions
-    return f"{n} newer submission{'' if n == 1 else 's'}" if n else "the latest grades, overrides, confirmations or discards"
+    if n:
+        return f"{n} newer submission{'' if n == 1 else 's'}"
+    return "the latest grades, overrides, confirmations or discards"
 
 
 @dataclass
