@@ -10,9 +10,11 @@ With --polled, the fragments that pages poll (the templates' `hx-trigger="every 
 requests them (an HX-Request header, the query string the template puts on the URL), by the roles whose pages poll
 them (POLLED): the progress fragment, a job's fragment (the latest job, and an import job left running for the
 measure and deleted after), the review list's tally state, the quality numbers' state, the analytics figures' state
-and the project page's assist card. Each answers in the state the database is in: a finished job or current numbers
-answer "stop polling" (286) or a refresh, which is the answer a page gets on its last poll; a job that is queued or
-running answers its state, as on every poll before that.
+and the project page's assist card; where stored numbers are one mechanism, the one view that follows them
+(numbers_status) per kind, after the manager's button has opened a job where they are not current. Each answers in
+the state the database is in: a finished job or current numbers answer "stop polling" (286) or a refresh, which is
+the answer a page gets on its last poll; a job that is queued or running answers its state, as on every poll before
+that.
 """
 
 import argparse
@@ -56,6 +58,10 @@ POLLED = {"progress": ([""], MANAGER),  # annotation/progress/_progress.html, ev
           "quality_numbers_status": (["?shown={shown}"], MANAGER),  # annotation/quality/_numbers_state.html, 3 s
           "exports_analytics_status": (["", "?simulated=1"], MANAGER),  # exports/_figures_pending.html, every 2 s
           "project_detail": (["?part=assist"], MANAGER)}  # assist/_card.html, every 2 s
+# Where stored numbers are one mechanism, one view (numbers_status, jobs/_numbers.html, every 2 s) follows each kind
+# while its job runs: (kind, variant, the roles whose pages poll it).
+NUMBERS = (("review_tally", "", ("manager", "reviewer")), ("quality", "", MANAGER), ("analytics", "", MANAGER),
+           ("analytics", "simulated", MANAGER))
 HTMX = {"HX-Request": "true"}
 
 
@@ -119,6 +125,24 @@ def first_split_unit(project: Project):
         return next(iter(disagreements(project, Task.FACT_VERIFICATION)[:1]), None)
     row = split_units(project, Task.FACT_VERIFICATION).first()
     return row and row.unit
+
+
+def compute_stored_numbers(project: Project) -> list[dict] | None:
+    """Where stored numbers are one mechanism (corpus.snapshots.numbers_update: the manager's button; numbers_run:
+    the worker), bring the review list and the quality numbers up to date once before measuring, timed, as the
+    button and a worker would; None on older code (tally_review and store_quality_numbers then do it)."""
+    try:
+        from corpus.snapshots import numbers_run, numbers_update
+    except ImportError:
+        return None
+    lines = []
+    for code in ("review_tally", "quality"):
+        begun = time.perf_counter()
+        job = numbers_update(project, code)
+        if job is not None:
+            numbers_run(job_id=job.pk)
+        lines.append({"step": code, "seconds": round(time.perf_counter() - begun, 2), "already_current": job is None})
+    return lines
 
 
 def tally_review(project: Project) -> dict | None:
@@ -196,10 +220,13 @@ def running_import(project: Project) -> Job:
 def measure_polled(people: dict, project: Project, known: dict, only: set, repeat: int) -> list[dict]:
     """Each polled fragment as each role whose pages poll it, requested as htmx requests it; a job_status row for
     the latest job and one for an import job left running (deleted after)."""
-    from annotation.quality.numbers import quality_numbers
+    names = {name for name, _ in named_patterns()}
+    shown = ""
+    if "quality_numbers_status" in names:
+        from annotation.quality.numbers import quality_numbers
 
-    computed = quality_numbers(project).computed
-    shown = computed.isoformat() if computed else ""
+        computed = quality_numbers(project).computed
+        shown = computed.isoformat() if computed else ""
     running = running_import(project)
     rows = []
     try:
@@ -221,8 +248,34 @@ def measure_polled(people: dict, project: Project, known: dict, only: set, repea
                     row["job"] = "running import" if job == running.pk else "latest job"
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+        if "numbers_status" in names and (not only or "numbers_status" in only):
+            rows += measure_numbers_status(people, project, repeat)
     finally:
         running.delete()
+    return rows
+
+
+def measure_numbers_status(people: dict, project: Project, repeat: int) -> list[dict]:
+    """numbers_status for each kind of stored numbers, after the manager's button (numbers_update): a job is open,
+    and the fragment polls, wherever the numbers are not current; where they are, the poll answers its last (286)."""
+    from urllib.parse import urlencode
+
+    from corpus.snapshots import numbers_state, numbers_update
+
+    rows = []
+    for code, variant, roles in NUMBERS:
+        numbers_update(project, code, variant)
+        state = numbers_state(project, code, variant)
+        query = "?" + urlencode({"variant": variant, "shown": state.computed.isoformat() if state.computed else ""})
+        url = reverse("numbers_status", kwargs={"slug": project.slug, "kind": code}) + query
+        for role in roles:
+            client = Client()
+            client.force_login(people[role])
+            row = {"page": "numbers_status", "role": role, "polled": True, "query": f"?variant={variant}&shown=…",
+                   "job": f"{code}{' ' + variant if variant else ''}, {'job open' if state.running else 'current'}",
+                   **measure(client, url, repeat, headers=HTMX)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     return rows
 
 
@@ -262,11 +315,14 @@ def main() -> None:
               "reviewer": user("pages-reviewer", Membership.Role.REVIEWER, project)}
     people["annotator"], annotator = bench_annotator(project)
     only = {name for name in args.only.split(",") if name}
-    if not only or "review" in only:
+    stored = compute_stored_numbers(project)
+    for line in stored or []:
+        print(json.dumps(line), flush=True)
+    if stored is None and (not only or "review" in only):
         tallied = tally_review(project)
         if tallied:
             print(json.dumps(tallied), flush=True)
-    if not only or only & {"quality_dashboard", "annotator_quality", "annotator_list"}:
+    if stored is None and (not only or only & {"quality_dashboard", "annotator_quality", "annotator_list"}):
         stored = store_quality_numbers(project)
         if stored:
             print(json.dumps(stored), flush=True)
