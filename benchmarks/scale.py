@@ -181,19 +181,34 @@ elif step == "pages":
     client.force_login(manager)
     project = Project.objects.get(slug=args["slug"])
     slug = {"slug": args["slug"]}
-    # The pages, then the fragments they poll (templates: hx-trigger="every ..."), requested as htmx requests them.
-    urls = [(name, reverse(name, kwargs=slug), False) for name in (
+    # The pages, then the fragments they poll (templates: hx-trigger="every ..."), requested as htmx requests them;
+    # only those of the views this code has (stored numbers were followed by three views, then by numbers_status).
+    from django.urls import NoReverseMatch
+    def url_of(name, query="", **kwargs):
+        try:
+            return reverse(name, kwargs={**slug, **kwargs}) + query
+        except NoReverseMatch:
+            return None
+    urls = [(name, url_of(name), False) for name in (
         "project_detail", "progress", "hit_list", "quality_dashboard", "exports_analytics", "crowd_manage")]
-    urls += [(name, reverse(name, kwargs=slug) + query, True) for name, query in (
+    urls += [(name, url_of(name, query), True) for name, query in (
         ("progress", ""), ("review_status", "?listed=1"), ("exports_analytics_status", ""),
         ("project_detail", "?part=assist"))]
-    from annotation.quality.numbers import quality_numbers
-    computed = quality_numbers(project).computed
-    urls.append(("quality_numbers_status", reverse("quality_numbers_status", kwargs=slug)
-                 + f"?shown={computed.isoformat() if computed else ''}", True))
+    if url_of("quality_numbers_status"):
+        from annotation.quality.numbers import quality_numbers
+        computed = quality_numbers(project).computed
+        urls.append(("quality_numbers_status",
+                     url_of("quality_numbers_status", f"?shown={computed.isoformat() if computed else ''}"), True))
+    if url_of("numbers_status", kind="quality"):
+        from corpus.snapshots import numbers_state
+        for code in ("review_tally", "quality", "analytics"):
+            computed = numbers_state(project, code).computed
+            urls.append((f"numbers_status {code}", url_of("numbers_status", "?variant=&shown=" + (
+                computed.isoformat().replace("+", "%2B") if computed else ""), kind=code), True))
     job = Job.objects.filter(project=project).order_by("-pk").first()
     if job is not None:
-        urls.append(("job_status", reverse("job_status", kwargs={**slug, "pk": job.pk}), True))
+        urls.append(("job_status", url_of("job_status", pk=job.pk), True))
+    urls = [(name, url, polled) for name, url, polled in urls if url is not None]
     pages = {}
     for name, url, polled in urls:
         headers = {"HX-Request": "true"} if polled else {}
@@ -369,7 +384,10 @@ PAGE_NAMES = {"project_detail": "project page", "progress": "progress page", "hi
               "review_status (polled)": "review tally state (polled)",
               "exports_analytics_status (polled)": "analytics figures state (polled)",
               "project_detail (polled)": "assist card (polled)", "job_status (polled)": "latest job (polled)",
-              "quality_numbers_status (polled)": "quality numbers state (polled)"}
+              "quality_numbers_status (polled)": "quality numbers state (polled)",
+              "numbers_status review_tally (polled)": "review list's stored numbers (polled)",
+              "numbers_status quality (polled)": "quality numbers' stored numbers (polled)",
+              "numbers_status analytics (polled)": "analytics figures' stored numbers (polled)"}
 
 
 def table(paths: list[Path]) -> str:
