@@ -8,7 +8,7 @@ from corpus.jobs import JobKind, StoredNumbers, register_kinds
 from corpus.tasks import snapshot_task
 from corpus.time_limits import GRACE, MINUTE
 
-from .job_kinds import HITS_BUILD, QUALITY, REVIEW_TALLY, TOPUPS
+from .job_kinds import COSTS, HITS_BUILD, QUALITY, REVIEW_TALLY, TOPUPS
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * MINUTE,
@@ -52,4 +52,9 @@ register_kinds(
         basis="annotation.quality.numbers.quality_basis", compute="annotation.quality.numbers.quality_compute",
         access="corpus.access.get_managed_project", since="annotation.quality.numbers.newer_submissions",
         stale_note="Statuses, grades and decisions are shown as they are now.")),
+    JobKind(COSTS, "Cost figures", snapshot_task, numbers=StoredNumbers(
+        what="the cost figures", page="costs",
+        basis="annotation.services.costs.costs_basis", compute="annotation.services.costs.costs_compute",
+        access="corpus.access.get_managed_project", since="annotation.services.costs.newer_submissions",
+        stale_note="What is committed and paid, and the budget, are shown as they are now.")),
 )

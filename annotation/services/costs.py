@@ -11,6 +11,10 @@ project's rate, so every figure of labels includes their share.
   provider's confirmation), which are paid if they count; projected: the labels still to come for the units not
   settled, from the live share of units that needed a label more (the policy's first round, plus that share);
 - saved: for the settled units, the labels the fixed design of N would have taken minus the labels they took.
+
+What the figures read from every label (`label_figures`) takes seconds at 10x UniSumEval scale, so the cost page
+shows them as stored numbers (corpus.snapshots, `costs_basis` and `costs_compute`), while the money held and paid and
+the budget are read now. A decision on the budget (a top-up) reads them all now (`project_costs`).
 """
 
 from collections import Counter
@@ -22,8 +26,11 @@ from django.db.models import Case, Count, F, Max, Min, Q, Sum, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from corpus.models import Project
+from corpus.models import Job, Project
+from corpus.snapshots import NumbersState, data_jobs, numbers_state
 
+from .. import fingerprints
+from ..job_kinds import COSTS as KIND
 from ..models import Assignment, AttentionCheck, Label, LedgerEntry, Task, Unit, UnitState
 from ..models.assignment import counted_submission_q
 from ..redundancy import Verdict, redundancy_of
@@ -119,6 +126,15 @@ class ProjectCosts:
 
 
 def project_costs(project: Project) -> ProjectCosts:
+    """The costs from the labels as they are now: for the decisions that must not wait for stored figures (whether a
+    top-up goes past the budget, annotation.services.topups and annotation.crowd.topups). The cost page shows the
+    same figures stored (`stored_costs`)."""
+    return costs_from(project, label_figures(project))
+
+
+def label_figures(project: Project) -> dict:
+    """What the costs read from every label and unit state of the project, as JSON (Decimals as strings): the stored
+    figures of the cost page (`costs_compute`), and what `project_costs` builds on now."""
     redundancy = redundancy_of(project)
     real = Q(unit__attention_check__isnull=True)
     units = (Unit.objects.filter(hit__project=project, hit__round=0, origin__isnull=True)
@@ -159,18 +175,42 @@ def project_costs(project: Project) -> ProjectCosts:
     more = judged.filter(Q(verdict=Verdict.NEEDS_MORE) | Q(counted__gt=redundancy.first_round)).count()
     asked = judged.aggregate(n=Sum(Case(When(verdict=Verdict.NEEDS_MORE, then=F("target")), default=F("counted"))))
     asked = asked["n"] or 0
+    return {
+        "policy": redundancy.policy, "annotators": project.annotators_per_unit, "first_round": redundancy.first_round,
+        "label_usd": str(label_usd(project)),
+        "check_share": (check_labels / all_labels) if all_labels else float(project.attention_check_rate),
+        "split_share": (more / after_first) if after_first else None,
+        "extra_per_unit": (asked / after_first - redundancy.first_round) if after_first else None,
+        "tasks": [_row_data(tasks[task]) for task in Task.values],
+        "domains": [_row_data(domains[key]) for key in sorted(domains)],
+    }
+
+
+_ROW_FIELDS = ("task", "domain", "units", "settled", "escalated", "needs_more", "labels", "labels_of_settled")
+
+
+def _row_data(row: CostRow) -> dict:
+    return {**{name: getattr(row, name) for name in _ROW_FIELDS}, "rounds": sorted(row.rounds.items())}
+
+
+def _row_from(data: dict) -> CostRow:
+    return CostRow(**{name: data[name] for name in _ROW_FIELDS},
+                   rounds=Counter(dict(data["rounds"])))
+
+
+def costs_from(project: Project, figures: dict) -> ProjectCosts:
+    """The costs from the figures of the labels (`label_figures`, now or stored), with what money is held and paid
+    and the budget read now: cheap, indexed, and never older than the ledger."""
     now = timezone.now()
     committed = (Assignment.objects.holding_a_place(now).filter(hit__project=project)
                  .exclude(counted_submission_q()).aggregate(n=Sum("hit__unit_count"))["n"] or 0)
     paid = LedgerEntry.objects.filter(project=project).aggregate(total=Sum("amount_usd"))["total"] or Decimal("0")
     return ProjectCosts(
-        project=project, policy=redundancy.policy, annotators=project.annotators_per_unit,
-        first_round=redundancy.first_round, label_usd=label_usd(project),
-        check_share=(check_labels / all_labels) if all_labels else float(project.attention_check_rate),
-        split_share=(more / after_first) if after_first else None,
-        extra_per_unit=(asked / after_first - redundancy.first_round) if after_first else None,
-        tasks=[tasks[task] for task in Task.values],
-        domains=[domains[key] for key in sorted(domains)],
+        project=project, policy=figures["policy"], annotators=figures["annotators"],
+        first_round=figures["first_round"], label_usd=Decimal(figures["label_usd"]),
+        check_share=figures["check_share"], split_share=figures["split_share"],
+        extra_per_unit=figures["extra_per_unit"],
+        tasks=[_row_from(row) for row in figures["tasks"]], domains=[_row_from(row) for row in figures["domains"]],
         committed_labels=committed, paid_usd=usd(paid), budget_usd=project.budget_usd)
 
 
@@ -205,3 +245,65 @@ def rounds_table(rows: list[CostRow]) -> list[tuple[int, int]]:
     return [(number, rounds[number]) for number in range(max(rounds, default=-1) + 1)]
 
 
+
+
+# The cost page's figures are stored numbers (corpus.snapshots): reading every counted label of the project takes
+# seconds at 10x UniSumEval scale, so the page shows the figures a job computed, with what money is held and paid
+# and the budget read now (`costs_from`).
+
+
+def costs_basis(project: Project, variant: str = "") -> dict:
+    """What the stored figures read, in a few aggregates that move whenever a figure would: the counted submissions
+    (a label counts only through one: a new submission, a discard, a confirmation or a grade overridden moves them),
+    the HITs (units come with them), the unit states (settling writes them and their `updated`; the budget's
+    escalation writes only the verdict, which the verdicts' counts see), the settings the figures are priced and
+    projected with, and the jobs that change data (imports: the documents' domains)."""
+    states = UnitState.objects.filter(project=project).aggregate(
+        n=Count("pk"), counted=Sum("counted"), target=Sum("target"), rounds=Sum("settled_round"),
+        settled=Count("pk", filter=Q(verdict=Verdict.SETTLED)),
+        escalated=Count("pk", filter=Q(verdict=Verdict.ESCALATED)),
+        needs_more=Count("pk", filter=Q(verdict=Verdict.NEEDS_MORE)), updated=Max("updated"))
+    return {
+        "submissions": fingerprints.counted_submissions(project), "hits": fingerprints.hits(project),
+        "states": states,
+        # As the database gives them back, whatever a Project in memory holds (an enum, an int for a float). The
+        # budget is read now, not stored: changing it moves nothing here.
+        "settings": (str(usd(project.hourly_wage_usd)), int(settings.FINEGRAIN_SECONDS_PER_UNIT),
+                     int(project.annotators_per_unit), str(project.redundancy_policy), int(project.lead_margin),
+                     int(project.lead_cap), float(project.attention_check_rate)),
+        "jobs": data_jobs(project),
+    }
+
+
+def costs_compute(job: Job) -> dict:
+    project = job.project
+    figures = label_figures(project)
+    return {**figures, "settle_times": settle_times(project),
+            "summary": {"labels": sum(row["labels"] for row in figures["tasks"])}}
+
+
+def newer_submissions(state: NumbersState) -> str:
+    """What the page says changed since the stored figures (the kind's `since`): "" when only discards, grades,
+    confirmations or settings did."""
+    if state.stored is None:
+        return ""
+    n = state.basis["submissions"]["n"] - state.stored.basis["submissions"]["n"]
+    return f"{n} newer counted submission{'' if n == 1 else 's'}" if n > 0 else ""
+
+
+@dataclass
+class StoredCosts:
+    """The cost page's figures: stored (`state`), rebuilt with the money held and paid now."""
+
+    state: NumbersState
+    costs: ProjectCosts | None
+    times: dict[str, dict] | None
+
+
+def stored_costs(project: Project) -> StoredCosts:
+    """The stored figures and how they stand; None of them before the first computation. Starts nothing."""
+    state = numbers_state(project, KIND)
+    data = state.data
+    if data is None:
+        return StoredCosts(state, None, None)
+    return StoredCosts(state, costs_from(project, data), data["settle_times"])

@@ -173,3 +173,26 @@ def test_the_progress_of_restored_labels_takes_one_query_more_for_few_hits_as_fo
     Assignment.objects.filter(hit__project=project).update(labelled_every_unit=False)
     client.force_login(manager)
     assert queries_of(client, reverse("progress", args=[project.slug]), HTTP_HX_REQUEST="true") == POLLED["progress fragment"] + 1
+
+
+# The cost page: its figures of every label are stored numbers (kind "costs"); the page reads their basis, the stored
+# figures, and the money held and paid now, in as many queries for one batch as for six.
+COSTS_PAGE = {"current": 10, "older than the data": 11}
+
+
+@pytest.mark.parametrize("batches", [SMALL, LARGE])
+def test_the_cost_page_makes_as_many_queries_for_one_batch_as_for_six(client, project, manager, batches):
+    from annotation.job_kinds import COSTS
+    from tests.conftest import numbers_now
+
+    crowd_work(project, batches)
+    numbers_now(project, COSTS)
+    client.force_login(manager)
+    url = reverse("costs", args=[project.slug])
+    counts = {"current": queries_of(client, url)}
+    assert 'id="money"' in client.get(url).content.decode()
+    Assignment.objects.filter(hit__project=project, status=Assignment.Status.SUBMITTED).update(
+        status=Assignment.Status.DISCARDED)
+    counts["older than the data"] = queries_of(client, url)
+    assert "Older than the data" in client.get(url).content.decode()
+    assert counts == COSTS_PAGE and not Job.objects.filter(kind=COSTS, status=Job.Status.QUEUED).exists()
