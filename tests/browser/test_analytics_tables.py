@@ -5,6 +5,9 @@ import os
 import pytest
 from django.core.management import call_command
 
+from corpus.models import Project
+from tests.conftest import numbers_now
+
 from .conftest import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -15,6 +18,7 @@ SHOTS = os.environ.get("FINEGRAIN_SHOTS", "/tmp/shots")
 def test_the_paper_tables_show_with_captions_and_grouped_headers(page, live_server):
     call_command("load_demo", "--password", "pw-demo-123", verbosity=0)
     call_command("simulate_annotations", "--project", "demo", verbosity=0)
+    numbers_now(Project.objects.get(slug="demo"), "analytics")
     log_in(page, live_server, "manager", "pw-demo-123")
 
     page.goto(f"{live_server.url}/projects/demo/analytics/#paper-tables")

@@ -21,6 +21,7 @@ from assist.llm.offline import OfflineSimilarityBackend
 from assist.models import ContextualMapping, PreLabel
 from corpus.importing import import_dataset
 from corpus.models import Membership, Project
+from tests.conftest import numbers_now
 from tests.work import annotator_for, complete, crowd_annotator, import_generated, may_create_projects
 
 from .conftest import log_in, screenshot
@@ -62,6 +63,8 @@ def test_a_manager_of_an_in_house_study_sees_who_is_behind_each_pseudonym_and_a_
     disagreeing(crowd, *workers)
     manager = manager_of(inhouse, django_user_model)
     Membership.objects.create(project=crowd, user=manager, role=Membership.Role.MANAGER)
+    for project in (inhouse, crowd):  # the lists a reviewer asked for
+        numbers_now(project, "review_tally")
     log_in(page, live_server, "mona", "mona-pass-123")
 
     page.goto(f"{live_server.url}/projects/inhouse/review/")

@@ -69,6 +69,8 @@ def test_a_third_annotator_settles_a_split_sentence_in_its_top_up_and_the_cost_p
     page.context.clear_cookies()
     log_in(page, live_server, "boss", "pw-boss-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/costs/")
+    page.get_by_role("button", name="Compute the cost figures").click()  # never computed: the manager asks
+    page.wait_for_selector("#money")
     assert "Saved so far" in page.inner_text("#money")
     assert page.inner_text("#saved") != "0.00 USD"
     screenshot(page, "costs.png")

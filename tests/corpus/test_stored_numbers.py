@@ -18,7 +18,7 @@ KINDS = numbers_kinds()
 CASES = [(kind, variant) for kind in KINDS for variant in kind.numbers.variants]
 
 
-def test_the_three_kinds_of_stored_numbers_are_registered():
+def test_the_four_kinds_of_stored_numbers_are_registered():
     assert {kind.code for kind in KINDS} == {"analytics", "costs", "quality", "review_tally"}
 
 
