@@ -1,11 +1,12 @@
 """Every use of a library's private internals, in one module: each buys a measured speed-up on a hot path or makes a
-needed thing possible, and each has a test (tests/corpus/test_internals.py) that fails on a release of Django or
+needed thing possible, and each has a test (tests/annotation/test_internals.py) that fails on a release of Django or
 Python that changes what it relies on. A trick found to buy less than 10% on its path is dropped, not kept here.
 
 - `CompiledQuery` and `CompiledUpdate` (Django's SQL compiler, `_iterable_class`, `get_related_populators`): the
-  reads and the one write that every annotator request makes, their SQL built once per process.
-- `rows_as_stored` (the compiler's `execute_sql(MULTI)`): an export's plain integers and texts fetched in chunks
-  without Django's per-value conversion.
+  reads and the one write that every annotator request makes, their SQL built once per process. Measured again
+  (benchmarks/RESULTS.md, "The private-internals tricks measured again"): without either, a HIT page took 1.5-1.7x
+  the CPU and a saved answer 2.5x; without `CompiledUpdate` alone, a saved answer took 11-14% more CPU (20-22%
+  through the API).
 - `children_allowed` (multiprocessing's `_config`): an import's splitting processes started from a Celery worker's
   child, which is daemonic.
 
@@ -24,23 +25,46 @@ A parameter must be a value that cannot change the SQL's shape: an id, a UUID, a
 
 `CompiledUpdate` is the same for the write of one saved answer: `save(update_fields=...)` of one row, without the
 UPDATE built each time (the model's fields still turn each value into what the database stores).
+
+For measuring what a trick buys, and only for that: FINEGRAIN_PLAIN_ORM=1 in the environment (read once, when this
+module is imported) makes every trick here but `children_allowed` take the plain ORM path it replaces, with the same
+results (tests/annotation/test_internals.py runs each both ways); a comma-separated list of names (e.g.
+`FINEGRAIN_PLAIN_ORM=CompiledUpdate`) turns off only those.
 """
 
-import itertools
 import multiprocessing
+import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.query import ModelIterable, QuerySet, ValuesListIterable, get_related_populators
-from django.db.models.sql.constants import MULTI
 
 # Markers for the parameters of the compiled reads: values of each type that no row has and no constant of a query
 # equals, within the range of every integer column (Django compiles an out-of-range comparison to "no rows").
 MARKER_ID, MARKER_OTHER_ID, MARKER_INT = 2_000_007_001, 2_000_007_002, 2_000_007_003
 MARKER_UUID = uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
 MARKER_TEXT = "finegrain:compiled-query:marker"
+
+TRICKS = ("CompiledQuery", "CompiledUpdate")
+
+
+def plain_orm_from(setting: str) -> frozenset[str]:
+    """The tricks that FINEGRAIN_PLAIN_ORM's value turns off: all for "1", else the names it lists."""
+    setting = setting.strip()
+    if setting in ("", "0"):
+        return frozenset()
+    if setting == "1":
+        return frozenset(TRICKS)
+    names = frozenset(name.strip() for name in setting.split(",") if name.strip())
+    if names - set(TRICKS):
+        raise ValueError(f"FINEGRAIN_PLAIN_ORM names no trick: {', '.join(sorted(names - set(TRICKS)))}.")
+    return names
+
+
+# Measurement only (see above): the tricks that run the plain ORM path instead.
+PLAIN_ORM = plain_orm_from(os.environ.get("FINEGRAIN_PLAIN_ORM", ""))
 
 
 class CompiledQuery:
@@ -52,7 +76,7 @@ class CompiledQuery:
         self._plans: dict[tuple[str, str], _Plan] = {}
 
     def __call__(self, *, using: str = DEFAULT_DB_ALIAS, **values) -> list:
-        if any(value is None for value in values.values()):
+        if "CompiledQuery" in PLAIN_ORM or any(value is None for value in values.values()):
             return list(self.build(**values).using(using))
         connection = connections[using]
         plan = self._plans.get((using, connection.vendor))
@@ -126,6 +150,9 @@ class CompiledUpdate:
         self._sql: dict[str, str] = {}
 
     def __call__(self, obj, *, using: str = DEFAULT_DB_ALIAS) -> int:
+        if "CompiledUpdate" in PLAIN_ORM:  # What it replaces; save() refuses a row that is not there.
+            obj.save(using=using, update_fields=[field.name for field in self.fields])
+            return 1
         connection = connections[using]
         sql = self._sql.get(connection.vendor)
         if sql is None:
@@ -161,14 +188,6 @@ def _prepared(slot: tuple, value):
         return slot[2](value)
     value = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     return value if kind == "uuid" else value.hex
-
-
-def rows_as_stored(queryset: QuerySet, chunk_size: int) -> Iterator[tuple]:
-    """The queryset's rows as the database driver gives them, `chunk_size` at a time (a server-side cursor on
-    PostgreSQL), without Django's conversion of each value: for queries of plain integers and texts, where that
-    conversion costs more than the fetch (exports/selectors.py, `stream`)."""
-    compiler = queryset.query.get_compiler(using=queryset.db)
-    return itertools.chain.from_iterable(compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size))
 
 
 @contextmanager

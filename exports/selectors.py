@@ -30,7 +30,6 @@ from annotation.models.assignment import counted_submission_q
 from annotation.quality.selectors import check_labels as quality_check_labels
 from annotation.quality.selectors import counted_labels as quality_counted_labels
 from assist.models import EvaluatorScore
-from corpus.internals import rows_as_stored
 from corpus.models import Document, Project
 
 from .models import ReleaseLabels
@@ -205,24 +204,20 @@ def task_ratings(project: Project, task: str, source: str, votes: TaskVotes | No
 def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> Iterator:
     """The rows of `queryset`, fetched `chunk_size` at a time (a server-side cursor on PostgreSQL).
 
-    `as_stored`: the values as the database driver gives them, without Django's per-value conversion (on SQLite a
-    boolean is 0 or 1, a JSON field its text): for queries that select plain integers and text, where that
-    conversion costs more than the fetch.
+    `as_stored` says the reader also takes values as the database stores them (as_bool, as_uuid); the rows are
+    Django's either way. Reading them without Django's per-value conversion, through its SQL compiler, bought
+    nothing on the export when measured again (benchmarks/RESULTS.md, "The private-internals tricks measured
+    again"), so that is no longer done.
 
     On PostgreSQL the cursor is planned for reading every row (cursor_tuple_fraction 1.0, for this query only): with
     the default (0.1) the planner picks a plan that starts fast, and on the counted-label joins, whose size it
     underestimates, it looped over every HIT for each label: 134 s instead of 1.8 s for 69,000 labels.
     """
-    def rows():
-        if not as_stored:
-            return queryset.iterator(chunk_size=chunk_size)
-        return rows_as_stored(queryset, chunk_size)
-
-    return _planned_for_every_row(rows)
+    return _planned_for_every_row(lambda: queryset.iterator(chunk_size=chunk_size))
 
 
 def stream_sql(sql: str, params, chunk_size: int) -> Iterator[tuple]:
-    """The rows of one SQL query as the driver gives them, read as `stream` reads a queryset with `as_stored`."""
+    """The rows of one SQL query as the driver gives them, fetched as `stream` fetches a queryset's."""
     def rows():
         with connection.chunked_cursor() as cursor:
             cursor.execute(sql, params)

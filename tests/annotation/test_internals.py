@@ -1,7 +1,8 @@
 """corpus.internals, the one module that relies on private internals: one test per trick, on the real library, so
 that a Django or Python release that changes what a trick relies on fails here. A compiled read returns what its
-queryset returns, for every call's values; rows read as stored are the queryset's rows; a daemonic process may start
-children inside `children_allowed`."""
+queryset returns, for every call's values; a daemonic process may start children inside `children_allowed`. Each
+trick also runs with FINEGRAIN_PLAIN_ORM's plain path (how its speed-up is measured), which must give the same
+results."""
 
 import uuid
 
@@ -12,14 +13,16 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Assignment, Label, Unit
 from annotation.services.assignment import reserve_next_hit
+from corpus import internals
 from corpus.internals import (
     MARKER_ID,
     MARKER_INT,
     MARKER_UUID,
+    TRICKS,
     CompiledQuery,
     CompiledUpdate,
     children_allowed,
-    rows_as_stored,
+    plain_orm_from,
 )
 from tests.work import annotator_for
 
@@ -87,10 +90,84 @@ def test_a_compiled_update_writes_the_fields_it_names_and_the_time(assignment):
     assert label.updated_at > before
 
 
-def test_rows_as_stored_are_the_querysets_rows_fetched_in_chunks(assignment):
-    units = Unit.objects.filter(hit_id=assignment.hit_id).order_by("position").values_list("pk", "position", "task")
-    got = list(rows_as_stored(units, chunk_size=1))
-    assert got == list(units) and len(got) > 1  # more rows than one chunk
+def _data(found) -> list:
+    """What a read returned, comparable: each model instance's loaded values, its `select_related` rows and its
+    annotations (tuples as they are)."""
+    def instance(obj):
+        if not hasattr(obj, "_state"):
+            return obj
+        values = {name: value for name, value in vars(obj).items() if name != "_state"}
+        return {**values, "_related": {name: instance(related) for name, related in obj._state.fields_cache.items()}}
+
+    return [instance(obj) for obj in found]
+
+
+class _Refused:
+    """Stands for corpus.internals' `connections` on the plain paths: the compiled ones look their connection up
+    there, the plain ones go through the ORM."""
+
+    def __getitem__(self, alias):
+        raise AssertionError("FINEGRAIN_PLAIN_ORM ran a compiled path")
+
+
+@pytest.fixture
+def plain(monkeypatch):
+    """Runs `read()` with the tricks on, then with FINEGRAIN_PLAIN_ORM=1's plain paths (which must not run any)."""
+    def both_ways(read):
+        monkeypatch.setattr(internals, "PLAIN_ORM", frozenset())
+        tricked = read()
+        with monkeypatch.context() as plain_only:
+            plain_only.setattr(internals, "PLAIN_ORM", frozenset(TRICKS))
+            plain_only.setattr(internals, "connections", _Refused())
+            plainly = read()
+        return tricked, plainly
+
+    return both_ways
+
+
+def test_the_plain_orm_switch_names_tricks():
+    assert plain_orm_from("") == plain_orm_from("0") == frozenset()
+    assert plain_orm_from("1") == frozenset(TRICKS)
+    assert plain_orm_from("CompiledUpdate, CompiledQuery") == {"CompiledUpdate", "CompiledQuery"}
+    with pytest.raises(ValueError, match="Compiled"):
+        plain_orm_from("Compiled")
+
+
+def test_a_compiled_read_gives_what_the_plain_orm_gives(assignment, plain):
+    Label.objects.create(assignment=assignment, unit=Unit.objects.filter(hit=assignment.hit).first(),
+                         annotator_id=assignment.annotator_id)
+    units = list(Unit.objects.filter(hit=assignment.hit).order_by("position"))
+    reads = [lambda: OWN(public_id=assignment.public_id, annotator_id=assignment.annotator_id),
+             lambda: OWN(public_id=str(assignment.public_id), annotator_id=assignment.annotator_id),
+             lambda: OWN(public_id=uuid.uuid4(), annotator_id=assignment.annotator_id),
+             lambda: POSITIONS(hit_id=assignment.hit_id),
+             *(lambda unit=unit: UNIT_AT(hit_id=assignment.hit_id, position=unit.position) for unit in units)]
+    for read in reads:
+        tricked, plainly = plain(lambda read=read: _data(read()))
+        assert tricked == plainly
+    [found] = OWN(public_id=assignment.public_id, annotator_id=assignment.annotator_id)
+    assert found._labelled is True and found.hit.project.slug  # the comparison saw the annotation and the joins
+
+
+def test_a_compiled_update_writes_what_the_plain_save_writes(assignment, plain):
+    first, second = Unit.objects.filter(hit=assignment.hit).order_by("position")[:2]
+    labels = [Label.objects.create(assignment=assignment, unit=unit, annotator_id=assignment.annotator_id)
+              for unit in (first, second)]
+    fields = ["has_error", "error_types", "ai_right", "seconds_on_item", "updated_at"]
+    update = CompiledUpdate(Label, fields)
+    written = iter(labels)
+
+    def write():
+        label = next(written)
+        before = label.updated_at
+        label.has_error, label.error_types, label.ai_right, label.seconds_on_item = True, ["entity", "other"], None, 2.5
+        count = update(label)
+        label.refresh_from_db()
+        assert label.updated_at > before
+        return count, [getattr(label, name) for name in fields[:-1]]
+
+    tricked, plainly = plain(write)
+    assert tricked == plainly == (1, [True, ["entity", "other"], None, 2.5])
 
 
 def _start_a_child(allow: bool) -> str:
