@@ -243,14 +243,14 @@ def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int
                     for name, server in (("web", web), ("worker", worker)):
                         seen[name].update(processes(server.pid))
                     status, started, finished, error = connection.execute(
-                        "SELECT status, started, finished, error FROM annotation_job WHERE id = %s",
+                        "SELECT status, started, finished, error FROM corpus_job WHERE id = %s",
                         [job_id]).fetchone()
                     if status in ("done", "failed"):
                         break
                     if time.perf_counter() - begun > 3600:
                         raise SystemExit("the job did not end within an hour")
                     time.sleep(0.2)
-                documents = connection.execute("SELECT count(*) FROM annotation_document").fetchone()[0]
+                documents = connection.execute("SELECT count(*) FROM corpus_document").fetchone()[0]
             for name, server in (("web", web), ("worker", worker)):
                 seen[name].update(processes(server.pid))
         finally:

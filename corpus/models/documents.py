@@ -32,7 +32,6 @@ class Document(models.Model):
     hallucinogenic = models.BooleanField(null=True, help_text="Set by hallucinogenic selection (paper B.2)")
 
     class Meta:
-        db_table = "annotation_document"
         ordering = ["domain", "uid"]
         constraints = [models.UniqueConstraint(fields=["project", "uid"], name="document_uid_unique_in_project")]
         indexes = [models.Index(fields=["project", "domain"])]
@@ -67,7 +66,6 @@ class DocumentSentence(models.Model):
     speaker = models.CharField(max_length=100, blank=True)
 
     class Meta:
-        db_table = "annotation_documentsentence"
         ordering = ["document", "index"]
         constraints = [models.UniqueConstraint(fields=["document", "index"], name="document_sentence_index_unique")]
 
@@ -83,7 +81,6 @@ class Summary(models.Model):
     text_sha256 = models.CharField(max_length=64)
 
     class Meta:
-        db_table = "annotation_summary"
         ordering = ["document", "model"]
         verbose_name_plural = "summaries"
         constraints = [models.UniqueConstraint(fields=["document", "model"], name="one_summary_per_model")]
@@ -99,7 +96,6 @@ class SummarySentence(models.Model):
     text = models.TextField()
 
     class Meta:
-        db_table = "annotation_summarysentence"
         ordering = ["summary", "index"]
         constraints = [models.UniqueConstraint(fields=["summary", "index"], name="summary_sentence_index_unique")]
 
@@ -126,7 +122,6 @@ class KeyFact(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CANDIDATE)
 
     class Meta:
-        db_table = "annotation_keyfact"
         ordering = ["document", "index"]
         constraints = [models.UniqueConstraint(fields=["document", "index"], name="keyfact_index_unique")]
 

@@ -68,7 +68,6 @@ class Job(models.Model):
     objects = JobQuerySet.as_manager()
 
     class Meta:
-        db_table = "annotation_job"
         ordering = ["-created"]
 
     def __str__(self) -> str:

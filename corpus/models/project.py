@@ -115,7 +115,6 @@ class Project(models.Model):
                                  "of the annotators' majority")
 
     class Meta:
-        db_table = "annotation_project"
         ordering = ["slug"]
 
     def __str__(self) -> str:
@@ -143,7 +142,6 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
 
     class Meta:
-        db_table = "annotation_membership"
         constraints = [models.UniqueConstraint(fields=["project", "user"], name="one_membership_per_user")]
 
     def __str__(self) -> str:

@@ -69,7 +69,7 @@ def test_it_keeps_every_row_of_an_old_database():
     assert doc.summaries.get().sentences.get().text == "One."
     assert doc.keyfacts.get().text == "A fact."
     assert new.get_model("annotation", "Hit").objects.get().document_id == doc.pk
-    assert NewDocument._meta.db_table == "annotation_document"
+    assert NewDocument._meta.db_table == "corpus_document"
     from django.contrib.contenttypes.models import ContentType as CT
 
     assert CT.objects.get_for_model(NewDocument).app_label == "corpus"

@@ -132,8 +132,8 @@ def test_a_request_returns_at_once_and_a_worker_on_the_embedded_broker_finishes_
 
         # No worker runs yet: the request can only have stored the file and queued the job.
         job_url, _ = upload(client, dataset(DOCUMENTS))
-        assert rows(data_dir, "SELECT kind, status FROM annotation_job") == [("import", "queued")]
-        assert rows(data_dir, "SELECT COUNT(*) FROM annotation_document") == [(0,)]
+        assert rows(data_dir, "SELECT kind, status FROM corpus_job") == [("import", "queued")]
+        assert rows(data_dir, "SELECT COUNT(*) FROM corpus_document") == [(0,)]
         assert list((data_dir / "broker" / "messages").iterdir()), "the task waits in the broker's folder"
         waiting = poll(client, job_url)
         assert waiting.status_code == 200 and "hx-get" in waiting.text and "Queued" in waiting.text
@@ -151,12 +151,12 @@ def test_a_request_returns_at_once_and_a_worker_on_the_embedded_broker_finishes_
         assert set(seen[:-1]) <= {200} and seen.count(286) == 1
         assert "Done" in response.text and "hx-get" not in response.text
         assert f"{DOCUMENTS} / {DOCUMENTS} documents" in response.text
-        assert rows(data_dir, "SELECT COUNT(*) FROM annotation_document") == [(DOCUMENTS,)]
+        assert rows(data_dir, "SELECT COUNT(*) FROM corpus_document") == [(DOCUMENTS,)]
 
         # With the worker running, the next job is picked up at once (the worker looks at the folder every 0.2 s).
         job_url, _ = upload(client, dataset(DOCUMENTS))
         job_id, queued_at = int(job_url.rstrip("/").rsplit("/", 1)[1]), time.monotonic()
-        while rows(data_dir, f"SELECT started FROM annotation_job WHERE id = {job_id}") == [(None,)]:
+        while rows(data_dir, f"SELECT started FROM corpus_job WHERE id = {job_id}") == [(None,)]:
             assert time.monotonic() - queued_at < 10, worker_log.read_text()[-3000:]
             time.sleep(0.02)
         print(f"from the request's answer to the worker's start: {time.monotonic() - queued_at:.2f} s")
