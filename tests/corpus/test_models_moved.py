@@ -1,5 +1,6 @@
 """A database made before the corpus models had their own app upgrades without losing a row, on SQLite and on
-PostgreSQL: the tables keep their names and only Django's record of which app owns them changes."""
+PostgreSQL: the move itself changes only Django's record of which app owns the tables, and a later migration renames
+them after their app."""
 
 import importlib
 
