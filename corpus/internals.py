@@ -2,11 +2,9 @@
 needed thing possible, and each has a test (tests/annotation/test_internals.py) that fails on a release of Django or
 Python that changes what it relies on. A trick found to buy less than 10% on its path is dropped, not kept here.
 
-- `CompiledQuery` and `CompiledUpdate` (Django's SQL compiler, `_iterable_class`, `get_related_populators`): the
-  reads and the one write that every annotator request makes, their SQL built once per process. Measured again
-  (benchmarks/RESULTS.md, "The private-internals tricks measured again"): without either, a HIT page took 1.5-1.7x
-  the CPU and a saved answer 2.5x; without `CompiledUpdate` alone, a saved answer took 11-14% more CPU (20-22%
-  through the API).
+- `CompiledQuery` (Django's SQL compiler, `_iterable_class`, `get_related_populators`): the reads that every
+  annotator request makes, their SQL built once per process. Measured again (benchmarks/RESULTS.md, "The
+  private-internals tricks measured again"): without them a HIT page took 1.5-1.7x the CPU and a saved answer 2.5x.
 - `children_allowed` (multiprocessing's `_config`): an import's splitting processes started from a Celery worker's
   child, which is daemonic.
 
@@ -23,13 +21,10 @@ values and returns what the queryset would (model instances with their `select_r
 A parameter must be a value that cannot change the SQL's shape: an id, a UUID, a string. None can (`= NULL` becomes
 `IS NULL`), so a call with a None runs the queryset through the ORM instead.
 
-`CompiledUpdate` is the same for the write of one saved answer: `save(update_fields=...)` of one row, without the
-UPDATE built each time (the model's fields still turn each value into what the database stores).
-
 For measuring what a trick buys, and only for that: FINEGRAIN_PLAIN_ORM=1 in the environment (read once, when this
 module is imported) makes every trick here but `children_allowed` take the plain ORM path it replaces, with the same
 results (tests/annotation/test_internals.py runs each both ways); a comma-separated list of names (e.g.
-`FINEGRAIN_PLAIN_ORM=CompiledUpdate`) turns off only those.
+`FINEGRAIN_PLAIN_ORM=CompiledQuery`) turns off only those.
 """
 
 import multiprocessing
@@ -47,7 +42,7 @@ MARKER_ID, MARKER_OTHER_ID, MARKER_INT = 2_000_007_001, 2_000_007_002, 2_000_007
 MARKER_UUID = uuid.UUID("00000000-0000-4000-8000-00000000f1a6")
 MARKER_TEXT = "finegrain:compiled-query:marker"
 
-TRICKS = ("CompiledQuery", "CompiledUpdate")
+TRICKS = ("CompiledQuery",)
 
 
 def plain_orm_from(setting: str) -> frozenset[str]:
@@ -139,31 +134,6 @@ class _Plan:
                 value = converter(value, expression, connection)
             row[position] = value
         return row
-
-
-class CompiledUpdate:
-    """`UPDATE <table> SET <fields> WHERE pk = ...` for one instance; `auto_now` fields take the time, as in save()."""
-
-    def __init__(self, model, fields: list[str]):
-        self.model = model
-        self.fields = [model._meta.get_field(name) for name in fields]
-        self._sql: dict[str, str] = {}
-
-    def __call__(self, obj, *, using: str = DEFAULT_DB_ALIAS) -> int:
-        if "CompiledUpdate" in PLAIN_ORM:  # What it replaces; save() refuses a row that is not there.
-            obj.save(using=using, update_fields=[field.name for field in self.fields])
-            return 1
-        connection = connections[using]
-        sql = self._sql.get(connection.vendor)
-        if sql is None:
-            quote, meta = connection.ops.quote_name, self.model._meta
-            sql = self._sql[connection.vendor] = (
-                f"UPDATE {quote(meta.db_table)} SET {', '.join(f'{quote(f.column)} = %s' for f in self.fields)} "
-                f"WHERE {quote(meta.db_table)}.{quote(meta.pk.column)} = %s")
-        values = [field.get_db_prep_save(field.pre_save(obj, add=False), connection) for field in self.fields]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*values, self.model._meta.pk.get_db_prep_value(obj.pk, connection)])
-            return cursor.rowcount
 
 
 def _slot(param, markers: dict) -> tuple:

@@ -13,8 +13,6 @@ from enum import Enum
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.internals import CompiledUpdate
-
 from ..ai_agreement import ai_right_for, contradiction, has_error_for
 from ..models import Assignment, ErrorType, Hit, Label, Task, Unit
 from ..selectors import assignment_labels
@@ -34,8 +32,6 @@ MAX_SECONDS_ON_ITEM = 3600.0
 # schema documents); 1 also stands for 1.0 and True, 0 for False.
 TRUE_VALUES = {"t", "y", "yes", "true", "on", "1", 1}
 FALSE_VALUES = {"f", "n", "no", "false", "off", "0", 0}
-# The write of one answer, the request annotators send most (corpus.internals).
-_UPDATE_LABEL = CompiledUpdate(Label, [*ANSWER_FIELDS, "updated_at"])
 # A number written with more characters than this is refused before parsing it.
 MAX_NUMBER_CHARS = 1000
 
@@ -241,7 +237,7 @@ def _save_answers(assignment: Assignment, answers: dict[Unit, dict]) -> dict[int
             labels[unit.pk] = label
         Label.objects.bulk_create(created)
         if len(updated) == 1:  # The usual case, one answer from the page: a plain UPDATE.
-            _UPDATE_LABEL(updated[0])
+            updated[0].save(update_fields=[*ANSWER_FIELDS, "updated_at"])
         elif updated:
             Label.objects.bulk_update(updated, [*ANSWER_FIELDS, "updated_at"])
         return labels

@@ -14,16 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation.models import Assignment, Label, Unit
 from annotation.services.assignment import reserve_next_hit
 from corpus import internals
-from corpus.internals import (
-    MARKER_ID,
-    MARKER_INT,
-    MARKER_UUID,
-    TRICKS,
-    CompiledQuery,
-    CompiledUpdate,
-    children_allowed,
-    plain_orm_from,
-)
+from corpus.internals import MARKER_ID, MARKER_INT, MARKER_UUID, TRICKS, CompiledQuery, children_allowed, plain_orm_from
 from tests.work import annotator_for
 
 pytestmark = pytest.mark.django_db
@@ -77,19 +68,6 @@ def test_a_parameter_the_sql_does_not_use_is_refused(assignment):
         unused(hit_id=assignment.hit_id, position=1)
 
 
-def test_a_compiled_update_writes_the_fields_it_names_and_the_time(assignment):
-    unit = Unit.objects.filter(hit=assignment.hit).first()
-    label = Label.objects.create(assignment=assignment, unit=unit, annotator_id=assignment.annotator_id)
-    before = label.updated_at
-    label.has_error, label.error_types, label.seconds_on_item = True, ["entity"], 2.5
-
-    assert CompiledUpdate(Label, ["has_error", "error_types", "seconds_on_item", "updated_at"])(label) == 1
-
-    label.refresh_from_db()
-    assert (label.has_error, label.error_types, label.seconds_on_item) == (True, ["entity"], 2.5)
-    assert label.updated_at > before
-
-
 def _data(found) -> list:
     """What a read returned, comparable: each model instance's loaded values, its `select_related` rows and its
     annotations (tuples as they are)."""
@@ -128,7 +106,7 @@ def plain(monkeypatch):
 def test_the_plain_orm_switch_names_tricks():
     assert plain_orm_from("") == plain_orm_from("0") == frozenset()
     assert plain_orm_from("1") == frozenset(TRICKS)
-    assert plain_orm_from("CompiledUpdate, CompiledQuery") == {"CompiledUpdate", "CompiledQuery"}
+    assert plain_orm_from(" CompiledQuery ") == {"CompiledQuery"}
     with pytest.raises(ValueError, match="Compiled"):
         plain_orm_from("Compiled")
 
@@ -147,27 +125,6 @@ def test_a_compiled_read_gives_what_the_plain_orm_gives(assignment, plain):
         assert tricked == plainly
     [found] = OWN(public_id=assignment.public_id, annotator_id=assignment.annotator_id)
     assert found._labelled is True and found.hit.project.slug  # the comparison saw the annotation and the joins
-
-
-def test_a_compiled_update_writes_what_the_plain_save_writes(assignment, plain):
-    first, second = Unit.objects.filter(hit=assignment.hit).order_by("position")[:2]
-    labels = [Label.objects.create(assignment=assignment, unit=unit, annotator_id=assignment.annotator_id)
-              for unit in (first, second)]
-    fields = ["has_error", "error_types", "ai_right", "seconds_on_item", "updated_at"]
-    update = CompiledUpdate(Label, fields)
-    written = iter(labels)
-
-    def write():
-        label = next(written)
-        before = label.updated_at
-        label.has_error, label.error_types, label.ai_right, label.seconds_on_item = True, ["entity", "other"], None, 2.5
-        count = update(label)
-        label.refresh_from_db()
-        assert label.updated_at > before
-        return count, [getattr(label, name) for name in fields[:-1]]
-
-    tricked, plainly = plain(write)
-    assert tricked == plainly == (1, [True, ["entity", "other"], None, 2.5])
 
 
 def _start_a_child(allow: bool) -> str:
