@@ -127,7 +127,7 @@ class _Votes:
 
     def __init__(self, project: Project, source: str, document_ids: list[int], fetch: int):
         self.position = {pk: i for i, pk in enumerate(document_ids)}
-        # Plain integers and text, read as stored: the answer of the unit's task as 0/1 and the error types as JSON
+        # Plain integers and text: the answer of the unit's task as 0/1 and the error types as JSON
         # text, decoded only for FV labels that name some.
         answer = Case(*(When(unit__task=task, then=Cast(field, IntegerField())) for task, field in TASK_FIELD.items()))
         votes = (analysis_labels(project, source)
@@ -141,7 +141,7 @@ class _Votes:
                                               "unit__hit__document_id", "annotator_id", "pk")
                                .values_list("unit__hit__document_id", "unit__task", "unit__summary_sentence_id",
                                             "unit__keyfact_id", "annotator_id", answer,
-                                            Cast("error_types", TextField())), fetch, as_stored=True)
+                                            Cast("error_types", TextField())), fetch)
         self.next = next(self.rows, None)  # Read ahead: the first vote not taken yet.
         # Error types JSON -> list, decoded once per distinct text (a few combinations of the error types); the
         # lists are shared between votes and only ever read.

@@ -282,13 +282,12 @@ def write_labels_table(project: Project, source: str, path: Path) -> Path:
     candidates, human = keyfact_positions(project)
     uids = dict(Document.objects.filter(project=project).values_list("pk", "uid"))
     writer = _TableWriter(path, LABEL_COLUMNS, chunk=LABEL_CHUNK)
-    # Read as stored (see selectors.stream): booleans and the error types' JSON are converted here, the error types
-    # once per distinct text.
+    # The error types as JSON text, decoded here once per distinct text.
     rows = stream(analysis_labels(project, source).order_by("unit__hit__document_id", "unit_id", "annotator_id")
                   .values_list("annotator_id", "unit__task", "unit__hit__document_id", "unit__hit__summary__model",
                                "unit__summary_sentence__index", "unit__keyfact_id", "has_error",
                                Cast("error_types", TextField()), "ai_right", "useful", "aligned", "seconds_on_item"),
-                  LABEL_CHUNK, as_stored=True)
+                  LABEL_CHUNK)
     types_json = {}
     for annotator, task, document, model, sentence, keyfact, has_error, types, ai_right, useful, aligned, seconds \
             in rows:
@@ -312,7 +311,7 @@ def write_checks(project: Project, path: Path) -> Path:
                                    Cast("unit__attention_check__expected", TextField()), "has_error", "ai_right",
                                    "useful", "aligned", "assignment_id", "assignment__public_id",
                                    "assignment__grade__passed",
-                                   "assignment__grade__override_passed"), 10_000, as_stored=True)
+                                   "assignment__grade__override_passed"), 10_000)
         annotators = {pk: (Annotator(public_id=public_id).pseudonym, provider)
                       for pk, public_id, provider in Annotator.objects.values_list("pk", "public_id", "provider")}
         assignment = submission = None

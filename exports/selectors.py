@@ -201,13 +201,10 @@ def task_ratings(project: Project, task: str, source: str, votes: TaskVotes | No
                        first_two=first_two)
 
 
-def stream(queryset: QuerySet, chunk_size: int, *, as_stored: bool = False) -> Iterator:
-    """The rows of `queryset`, fetched `chunk_size` at a time (a server-side cursor on PostgreSQL).
-
-    `as_stored` says the reader also takes values as the database stores them (as_bool, as_uuid); the rows are
-    Django's either way. Reading them without Django's per-value conversion, through its SQL compiler, bought
-    nothing on the export when measured again (benchmarks/RESULTS.md, "The private-internals tricks measured
-    again"), so that is no longer done.
+def stream(queryset: QuerySet, chunk_size: int) -> Iterator:
+    """The rows of `queryset` as Django converts them, fetched `chunk_size` at a time (a server-side cursor on
+    PostgreSQL). Reading them without Django's per-value conversion, through its SQL compiler, bought nothing on the
+    export when measured again (benchmarks/RESULTS.md, "The private-internals tricks measured again").
 
     On PostgreSQL the cursor is planned for reading every row (cursor_tuple_fraction 1.0, for this query only): with
     the default (0.1) the planner picks a plan that starts fast, and on the counted-label joins, whose size it
