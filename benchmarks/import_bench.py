@@ -2,7 +2,8 @@
 
     python -m benchmarks.import_bench [--engine sqlite|postgres] [--data FILE] [--before REF] [--repeat N]
     python -m benchmarks.import_bench --job [--scale 1,10] [--engine ...] [--before REF] [--after REF] [--repeat N]
-    python -m benchmarks.import_bench --upload [--scale 1,10] [--after REF] [--pg-db NAME] [--redis-url URL]
+    python -m benchmarks.import_bench --upload [--engine postgres|sqlite] [--scale 1,10] [--after REF] [--pg-db NAME]
+                                      [--redis-url URL] [--repeat N]
 
 Default data: benchmarks/out/scale-1x.jsonl (`python -m benchmarks.scale generate --scale 1`: 225 documents,
 2,025 summaries, 36.5 MB). With --before, the import of that commit's code (`git archive`) runs in turn with this
@@ -24,6 +25,12 @@ manager logs in over HTTP, posts the file on the import page (a streamed multipa
 worker. While the job runs, every process of both process groups is read from /proc every 0.2 s; the figures are
 each process's peak RSS (VmHWM), the last one read for a process that ended (the import's splitting workers), so a
 lower bound for those. nginx is not in front (it buffers the body to disk before gunicorn sees it).
+`--upload --engine sqlite` measures the embedded default instead, as `manage.py run_demo` runs it: a fresh SQLite
+file (migrated), CELERY_BROKER_URL empty (kombu's filesystem transport in FINEGRAIN_BROKER_DIR, a temporary folder),
+the same gunicorn, and one worker started as run_demo starts it (every queue, --concurrency 2, beat inside); the web
+process and the worker share the broker folder and the database file. The figure `upload_to_finished_seconds` is
+the wall time from the start of the POST to the job's `finished` timestamp (the same clock; the job row is read
+every 0.2 s until it ends, but the figure does not depend on that). `documents` is the number of stored documents.
 
 PostgreSQL: a scratch database (--pg-db, default `finegrain_bench`) on 127.0.0.1:5432 is dropped and re-created for
 every import.
@@ -181,38 +188,83 @@ def processes(group: int) -> dict[int, dict]:
     return found
 
 
-def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int = 8765) -> dict:
+def _job_row(engine: str, database: str, job_id: int):
+    """A function that reads the job's (status, started, finished, error), and one that counts stored documents;
+    datetimes as aware UTC datetimes on both engines."""
+    from datetime import UTC, datetime
+
+    if engine == "postgres":
+        import psycopg
+
+        connection = psycopg.connect(database.replace("postgres://", "postgresql://"), autocommit=True)
+    else:
+        import sqlite3
+
+        connection = sqlite3.connect(database.removeprefix("sqlite:///"), timeout=30, isolation_level=None)
+    mark = "%s" if engine == "postgres" else "?"
+
+    def moment(value):
+        if value is None or isinstance(value, datetime):
+            return value
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)  # Django stores UTC in SQLite
+
+    def job():
+        status, started, finished, error = connection.execute(
+            f"SELECT status, started, finished, error FROM corpus_job WHERE id = {mark}", [job_id]).fetchone()
+        return status, moment(started), moment(finished), error
+
+    def documents():
+        return connection.execute("SELECT count(*) FROM corpus_document").fetchone()[0]
+
+    return connection, job, documents
+
+
+def upload_once(code: Path, data: Path, *, engine: str = "postgres", pg_db: str, redis_url: str,
+                port: int = 8765) -> dict:
     import secrets
     import signal
     import time
+    from datetime import UTC, datetime
 
     import httpx
-    import psycopg
-    import redis
 
-    database = PG_SERVER + pg_db
-    with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{pg_db}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{pg_db}"')
-    redis.Redis.from_url(redis_url).flushdb()
     password = secrets.token_urlsafe(16)
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="fg-upload-") as temporary:
-        env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1", DATABASE_URL=database,
-                   FINEGRAIN_DATA_DIR=temporary, CELERY_BROKER_URL=redis_url, GUNICORN_BIND=f"127.0.0.1:{port}",
+        env = dict(os.environ, PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1",
+                   FINEGRAIN_DATA_DIR=temporary, GUNICORN_BIND=f"127.0.0.1:{port}",
                    GUNICORN_WORKERS="1", GUNICORN_TIMEOUT="600",
                    FINEGRAIN_MAX_UPLOAD_BYTES=str(max(data.stat().st_size, 200 * 1024 * 1024)))
         env.pop("FINEGRAIN_REQUIRE_SERVICES", None)
+        if engine == "postgres":
+            import psycopg
+            import redis
+
+            database = PG_SERVER + pg_db
+            with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as connection:
+                connection.execute(f'DROP DATABASE IF EXISTS "{pg_db}" WITH (FORCE)')
+                connection.execute(f'CREATE DATABASE "{pg_db}"')
+            redis.Redis.from_url(redis_url).flushdb()
+            env.update(DATABASE_URL=database, CELERY_BROKER_URL=redis_url)
+            worker_command = ["-Q", "default", "--concurrency", "2", "--loglevel", "INFO", "--without-gossip",
+                              "--without-mingle", "-n", "bench@%h"]
+        else:
+            # The embedded default: a SQLite file and the filesystem broker, both in this run's own folder.
+            database = f"sqlite:///{temporary}/finegrain.sqlite3"
+            env.pop("CACHE_URL", None)
+            env.update(DATABASE_URL=database, CELERY_BROKER_URL="", FINEGRAIN_BROKER_DIR=f"{temporary}/broker")
+            # As run_demo's worker (annotation/management/commands/run_demo.py: demo_worker_command).
+            worker_command = ["--queues", "default,assist,crowd", "--concurrency", "2", "--beat", "--schedule",
+                              f"{temporary}/celerybeat-schedule", "--loglevel", "INFO", "--without-gossip",
+                              "--without-mingle", "--hostname", "bench@%h"]
         subprocess.run([sys.executable, "-c", UPLOAD_SETUP, password], env=env, cwd=code, check=True)
         logs = Path(temporary) / "servers.log"
         with logs.open("w") as log:
             web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py",
                                     "config.wsgi:application"], env=env, cwd=code, stdout=log, stderr=log,
                                    process_group=0)
-            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default",
-                                       "--concurrency", "2", "--loglevel", "INFO", "--without-gossip",
-                                       "--without-mingle", "-n", "bench@%h"], env=env, cwd=code, stdout=log,
-                                      stderr=log, process_group=0)
+            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", *worker_command],
+                                      env=env, cwd=code, stdout=log, stderr=log, process_group=0)
         try:
             deadline = time.monotonic() + 120
             while "ready." not in logs.read_text() or not _answers(base + "/health/"):
@@ -229,6 +281,7 @@ def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int
                 client.get("/projects/bench/import/")
                 started_at = {"web": processes(web.pid), "worker": processes(worker.pid)}
                 begun = time.perf_counter()
+                begun_wall = datetime.now(UTC)
                 with data.open("rb") as file:
                     response = client.post("/projects/bench/import/", data={
                         "csrfmiddlewaretoken": client.cookies["csrftoken"]},
@@ -238,19 +291,21 @@ def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int
                 raise SystemExit(f"the upload was refused: {response.status_code} {response.text[:2000]}")
             job_id = int(response.headers["location"].rstrip("/").rsplit("/", 1)[1])
             seen = {"web": {}, "worker": {}}
-            with psycopg.connect(database.replace("postgres://", "postgresql://"), autocommit=True) as connection:
+            connection, job_row, count_documents = _job_row(engine, database, job_id)
+            try:
                 while True:
                     for name, server in (("web", web), ("worker", worker)):
                         seen[name].update(processes(server.pid))
-                    status, started, finished, error = connection.execute(
-                        "SELECT status, started, finished, error FROM corpus_job WHERE id = %s",
-                        [job_id]).fetchone()
+                    status, started, finished, error = job_row()
                     if status in ("done", "failed"):
                         break
                     if time.perf_counter() - begun > 3600:
                         raise SystemExit("the job did not end within an hour")
                     time.sleep(0.2)
-                documents = connection.execute("SELECT count(*) FROM corpus_document").fetchone()[0]
+                seen_ended = time.perf_counter() - begun
+                documents = count_documents()
+            finally:
+                connection.close()
             for name, server in (("web", web), ("worker", worker)):
                 seen[name].update(processes(server.pid))
         finally:
@@ -267,8 +322,11 @@ def upload_once(code: Path, data: Path, *, pg_db: str, redis_url: str, port: int
                     server.wait()
     if status != "done":
         raise SystemExit(f"the job failed: {error}")
-    return {"file": data.name, "megabytes": round(data.stat().st_size / 1e6, 1), "documents": documents,
-            "upload_seconds": round(upload_seconds, 2), "job_seconds": round((finished - started).total_seconds(), 2),
+    return {"engine": engine, "file": data.name, "megabytes": round(data.stat().st_size / 1e6, 1),
+            "documents": documents, "upload_seconds": round(upload_seconds, 2),
+            "job_seconds": round((finished - started).total_seconds(), 2),
+            "upload_to_finished_seconds": round((finished - begun_wall).total_seconds(), 2),
+            "upload_to_end_seen_seconds": round(seen_ended, 2),
             "before_upload": started_at, "processes": seen}
 
 
@@ -312,7 +370,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--job", action="store_true", help="through the job's task body, with its peak RSS")
     parser.add_argument("--upload", action="store_true",
-                        help="the whole path: an HTTP upload to gunicorn, the job in a Celery worker (PostgreSQL)")
+                        help="the whole path: an HTTP upload to gunicorn, the job in a Celery worker "
+                             "(PostgreSQL and Redis, or with --engine sqlite the embedded default)")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15", help="--upload: the Celery broker")
     parser.add_argument("--scale", default="1", help="with --job: the generated files' scales, e.g. 1,10")
     parser.add_argument("--pg-db", default="finegrain_bench", help="the scratch PostgreSQL database's name")
@@ -331,7 +390,8 @@ def main() -> None:
             if args.upload:
                 for _ in range(args.repeat):
                     line = {"code": args.after or "tree", "load": os.getloadavg()[0],
-                            **upload_once(codes["after"], data, pg_db=args.pg_db, redis_url=args.redis_url)}
+                            **upload_once(codes["after"], data, engine=args.engine or "postgres", pg_db=args.pg_db,
+                                          redis_url=args.redis_url)}
                     print(json.dumps(line), flush=True)
                 continue
             for engine in [args.engine] if args.engine else ["sqlite", "postgres"]:
