@@ -245,8 +245,6 @@ def rounds_table(rows: list[CostRow]) -> list[tuple[int, int]]:
     return [(number, rounds[number]) for number in range(max(rounds, default=-1) + 1)]
 
 
-
-
 # The cost page's figures are stored numbers (corpus.snapshots): reading every counted label of the project takes
 # seconds at 10x UniSumEval scale, so the page shows the figures a job computed, with what money is held and paid
 # and the budget read now (`costs_from`).
