@@ -31,10 +31,11 @@ from .jobs import JobKind, StoredNumbers, job_kind, read_only_kinds
 from .models import Document, Job, KeyFact, Project, Snapshot, Summary, job_start
 
 
-def numbers_of(code: str) -> StoredNumbers:
+def numbers_of(code: str, variant: str = "") -> StoredNumbers:
+    """The kind's stored numbers; LookupError for a kind that stores none or a variant it does not keep."""
     numbers = job_kind(code).numbers
-    if numbers is None:
-        raise LookupError(f"The job kind {code!r} stores no numbers")
+    if numbers is None or variant not in numbers.variants:
+        raise LookupError(f"The job kind {code!r} stores no numbers of variant {variant!r}")
     return numbers
 
 
@@ -116,9 +117,7 @@ class NumbersState:
 def numbers_state(project: Project, code: str, variant: str = "") -> NumbersState:
     """The stored numbers and whether they are current, with the job bringing them up to date if one is open or the
     last one failed. Reads only: a page view starts nothing."""
-    numbers = numbers_of(code)
-    if variant not in numbers.variants:
-        raise ValueError(f"{code!r} numbers have no variant {variant!r}")
+    numbers = numbers_of(code, variant)
     basis = function(numbers.basis)(project, variant)
     fingerprint = fingerprint_of(basis)
     stored = Snapshot.objects.filter(project=project, kind=code, variant=variant).first()
@@ -138,9 +137,6 @@ def numbers_state(project: Project, code: str, variant: str = "") -> NumbersStat
 def numbers_update(project: Project, code: str, variant: str = "", *, user=None) -> Job | None:
     """Ask for numbers computed from the data as it is now (a POST): the job already open, a new one, or None when
     the stored numbers are current. A job that failed is tried again: somebody asked."""
-    numbers = numbers_of(code)
-    if variant not in numbers.variants:
-        raise ValueError(f"{code!r} numbers have no variant {variant!r}")
     with transaction.atomic():
         # The project row's lock makes two clicks at once start one job, not two.
         Project.objects.select_for_update().filter(pk=project.pk).first()

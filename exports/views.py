@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.views.jobs import numbers_page
 from assist.config import ConfigError, backend_config
 from assist.evaluators import NAMES as EVALUATOR_NAMES
 from assist.evaluators.runs import evaluator_run_start
@@ -78,8 +79,7 @@ def table_csv(request, slug, table):
     variant = _variant(request)
     numbers = numbers_state(project, FIGURES_KIND, variant)
     if numbers.data is None:
-        page = request.build_absolute_uri(reverse("exports_analytics", args=[project.slug])
-                                          + (f"?variant={variant}" if variant else ""))
+        page = request.build_absolute_uri(numbers_page(project, numbers.numbers, variant))
         if numbers.running:
             response = HttpResponse(f"The analytics figures are being computed from the current labels (job "
                                     f"#{numbers.job.pk}). Try again in a moment.\n", status=503,

@@ -14,9 +14,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh, HttpResponseStopPolling
 
 from corpus import snapshots
-from corpus.jobs import StoredNumbers, job_kind
+from corpus.jobs import StoredNumbers
 from corpus.models import Job, Project
-from corpus.snapshots import function, numbers_state
+from corpus.snapshots import function, numbers_of, numbers_state
 
 from ..permissions import get_managed_project
 from .next_page import redirect_to_next
@@ -46,12 +46,9 @@ def job_status(request, slug, pk):
 
 def _numbers_kind(code: str, variant: str) -> StoredNumbers:
     try:
-        numbers = job_kind(code).numbers
+        return numbers_of(code, variant)
     except LookupError:
-        numbers = None
-    if numbers is None or variant not in numbers.variants:
-        raise Http404("No such numbers")
-    return numbers
+        raise Http404("No such numbers") from None
 
 
 def numbers_page(project: Project, numbers: StoredNumbers, variant: str) -> str:
