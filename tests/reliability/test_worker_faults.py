@@ -6,7 +6,9 @@ Two worker processes consume the `assist` queue. Two faults:
 2. a whole worker (parent and pool process, as when a machine dies) is SIGKILLed while it holds a task: nobody can
    reject the message, so Redis hands it out again only after the transport's `visibility_timeout`. Production
    sets it with CELERY_VISIBILITY_TIMEOUT (6 hours by default, deploy/OPERATIONS.md); the workers here get 30 s
-   through `app.conf.broker_transport_options`, set in the worker's own command line.
+   through `app.conf.broker_transport_options`, set in the worker's own command line, and sweep for such messages
+   every second (kombu's default sweep runs every unacked_restore_interval x unacked_restore_throttle = 100 s, which
+   left the run waiting 70 s past the timeout).
    A document takes well under 30 s (model load included), so the short timeout never redelivers a task that is
    still running (it would run twice, concurrently).
 """
@@ -36,7 +38,8 @@ VISIBILITY_TIMEOUT = 30
 WORKER = (
     "import sys\n"
     "from config.celery_app import app\n"
-    f"app.conf.broker_transport_options = {{'visibility_timeout': {VISIBILITY_TIMEOUT}}}\n"
+    f"app.conf.broker_transport_options = {{'visibility_timeout': {VISIBILITY_TIMEOUT},"
+    " 'unacked_restore_interval': 1, 'unacked_restore_throttle': 1}\n"
     "app.worker_main(sys.argv[1:])\n"
 )
 RECEIVED = re.compile(r"Task assist\.tasks\.assist_document_task\[([0-9a-f-]+)\] received")
