@@ -153,7 +153,7 @@ def test_a_request_returns_at_once_and_a_worker_on_the_embedded_broker_finishes_
         assert f"{DOCUMENTS} / {DOCUMENTS} documents" in response.text
         assert rows(data_dir, "SELECT COUNT(*) FROM corpus_document") == [(DOCUMENTS,)]
 
-        # With the worker running, the next job is picked up at once (the worker looks at the folder every 0.2 s).
+        # With the worker running, the next job is picked up at once (the worker looks at the folder every 0.05 s).
         job_url, _ = upload(client, dataset(DOCUMENTS))
         job_id, queued_at = int(job_url.rstrip("/").rsplit("/", 1)[1]), time.monotonic()
         while rows(data_dir, f"SELECT started FROM corpus_job WHERE id = {job_id}") == [(None,)]:
