@@ -142,25 +142,37 @@ def numbers_now(project, code: str, variant: str = ""):
     return job
 
 
-def project_built_once(build: Callable) -> Callable:
-    """A module-scoped fixture for a module whose tests only read a project that is slow to build: `build(project)`
+def transactional(item: pytest.Item) -> bool:
+    """Whether pytest-django runs `item` outside a transaction (and truncates the tables after it)."""
+    marker = item.get_closest_marker("django_db")
+    if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+def project_built_once(build: Callable, *, slug: str = "alpha", name: str = "Alpha") -> Callable:
+    """A module-scoped fixture for a module whose tests read a project that is slow to build: `build(project)`
     runs once, inside a transaction that stays open for the module and is rolled back after its last test. Each test
     still runs in a savepoint of its own (pytest-django's `db`), so what a test writes is gone before the next one.
     The fixture gives the project's id; a module overrides `project` to read a fresh row per test. Not for modules
-    with transactional tests (live_server, `services`), which would truncate what the transaction holds, nor for
-    modules with a test that queries beyond its own project: the shared project is in the database for every test."""
+    with transactional tests (live_server, `services`), which would truncate what the transaction holds and could not
+    see what it has not committed: the fixture refuses them. The shared project is in the database for every test of
+    the module, so a test that makes a project of its own scopes its queries to it."""
 
     @pytest.fixture(scope="module")
-    def built(django_db_setup, django_db_blocker):
+    def built(request, django_db_setup, django_db_blocker):
         from django.db import transaction
 
         from corpus.models import Project
 
+        if any(transactional(item) for item in request.session.items if getattr(item, "module", None) is request.module):
+            raise pytest.UsageError(f"{request.module.__name__} builds a project once for its tests and also has "
+                                    "transactional tests: move those to a module of their own")
         with django_db_blocker.unblock():
             atomic = transaction.atomic()
             atomic.__enter__()
             try:
-                project = Project.objects.create(slug="alpha", name="Alpha")
+                project = Project.objects.create(slug=slug, name=name)
                 build(project)
             except BaseException:
                 atomic.__exit__(*sys.exc_info())

@@ -1,6 +1,7 @@
 import pytest
 
 from corpus.models import Project
+from tests.conftest import project_built_once
 from tests.work import add_assistance, build_all, import_generated, import_small
 
 
@@ -25,13 +26,21 @@ def checked_project(project):
     return build_checked(project)
 
 
-@pytest.fixture
-def big_project(db):
+def build_big(project: Project) -> Project:
     """Eighteen FV HITs over two domains, with assistance and checks at the default rate (0.20); the documents name
     people and places, so that the offline labeler's "no error" checks can be made (`name_swap`)."""
-    project = import_generated(Project.objects.create(slug="big", name="Big"), documents=6, summarizers=3,
-                               sentences=3, names=True)
+    import_generated(project, documents=6, summarizers=3, sentences=3, names=True)
     add_assistance(project)
     with_checks(project)
     build_all(project)
     return project
+
+
+# Built once per module (about 2 s each on a quiet machine, four times that under load, and most tests here need it);
+# each test's own writes are rolled back with its savepoint.
+big_project_built = project_built_once(build_big, slug="big", name="Big")
+
+
+@pytest.fixture
+def big_project(big_project_built, db):
+    return Project.objects.get(pk=big_project_built)

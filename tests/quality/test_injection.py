@@ -107,7 +107,7 @@ def test_checks_are_deterministic_per_hit(big_project):
 
 
 def test_kv_checks_are_key_facts_of_another_document(checked_project):
-    check = AttentionCheck.objects.get(unit__task="kv")
+    check = AttentionCheck.objects.get(unit__hit__project=checked_project, unit__task="kv")
     assert check.kind == Kind.KV_IRRELEVANT and check.expected == {"useful": False}
     assert check.origin_document != check.unit.hit.document
     assert check.unit.text in set(check.origin_document.keyfacts.values_list("text", flat=True))

@@ -3,10 +3,8 @@ submissions count (paper 3.4: N independent annotators per unit; G.3), to annota
 it; a manager's override that flips a grade takes the place again or frees it."""
 
 import random
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
 from annotation.models import Assignment, Grade, Hit, Label, Task
 from annotation.quality.selectors import counted_labels
@@ -17,7 +15,7 @@ from annotation.services.grades import grade_override
 from corpus.models import KeyFact, Project
 from tests.quality import scripted
 from tests.quality.scripted import contrary
-from tests.work import build_all, crowd_annotator, import_generated, may_create_projects, race
+from tests.work import build_all, crowd_annotator, import_generated, may_create_projects
 
 pytestmark = pytest.mark.django_db
 
@@ -143,24 +141,6 @@ def test_an_override_to_pass_completes_key_fact_validation(db, django_user_model
     assert Hit.objects.filter(document=document, task=Task.KEYFACT_ALIGNMENT).exists()
     assert set(KeyFact.objects.filter(document=document).values_list("status", flat=True)) == {
         KeyFact.Status.ACCEPTED}
-
-
-@pytest.mark.services
-@pytest.mark.django_db(transaction=True)
-def test_annotators_racing_for_a_freed_place_never_overfill_the_hit():
-    project = import_generated(Project.objects.create(slug="freed", name="Freed"), documents=1, summarizers=1)
-    build_all(project)
-    hit = Hit.objects.get(project=project, task=Task.FACT_VERIFICATION)
-    now = timezone.now()
-    for name, passed in (("a", True), ("b", False), ("c", True)):
-        assignment = Assignment.objects.create(hit=hit, annotator=crowd_annotator(name), status="submitted",
-                                               expires_at=now + timedelta(hours=1), submitted_at=now)
-        Grade.objects.create(assignment=assignment, passed=passed)
-    racers = [crowd_annotator(f"racer-{i}") for i in range(8)]
-    got = race(lambda annotator: reserve_next_hit(annotator, project, Task.FACT_VERIFICATION, confirmed=True), racers, timeout=60)
-    winners = [assignment for assignment in got if assignment is not None]
-    assert len(winners) == 1 and winners[0].hit == hit  # one freed place, one annotator
-    assert Assignment.objects.holding_a_place().filter(hit=hit).count() == project.annotators_per_unit
 
 
 def test_the_hit_list_counts_only_the_submissions_that_count(client, big_project, first_hit, django_user_model):
