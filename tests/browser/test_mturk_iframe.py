@@ -80,7 +80,7 @@ class MTurkWorkerSite:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def framing(self, path: str, url: str) -> str:
         self.frames[path] = url

@@ -98,5 +98,6 @@ def start(state: FakeMTurk) -> ThreadingHTTPServer:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every test's end.
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     return httpd

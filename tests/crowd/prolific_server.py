@@ -149,6 +149,7 @@ def start(server_state: ProlificServer):
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server_state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every test's end.
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     return httpd
