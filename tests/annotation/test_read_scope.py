@@ -14,19 +14,25 @@ from rest_framework.test import APIClient
 
 from annotation.models import CrowdBatch, CrowdHit
 from annotation.services.assignment import reserve_next_hit, return_assignment
-from corpus.models import Document, KeyFact, Membership, Summary
-from tests.quality.conftest import with_checks
-from tests.work import add_assistance, annotator_for, build_all, complete, import_small
+from corpus.models import Document, KeyFact, Membership, Project, Summary
+from tests.conftest import project_built_once
+from tests.quality.conftest import build_checked
+from tests.work import annotator_for, complete
 
 pytestmark = pytest.mark.django_db
 
 
+# Every test reads the same checked project: built once for the module, each test's writes rolled back.
+checked_built = project_built_once(build_checked)
+
+
+@pytest.fixture
+def project(checked_built, db):
+    return Project.objects.get(pk=checked_built)
+
+
 @pytest.fixture
 def checked(project):
-    import_small(project)
-    add_assistance(project)
-    with_checks(project)
-    build_all(project)
     return project
 
 

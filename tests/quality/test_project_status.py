@@ -11,7 +11,8 @@ from annotation.models import Annotator, AttentionCheck, Decision
 from annotation.permissions import get_annotator_standing
 from annotation.services.answers import save_answers
 from annotation.services.assignment import WorkRefused, reserve_next_hit, submit_assignment
-from corpus.models import Membership
+from corpus.models import Membership, Project
+from tests.conftest import project_built_once
 from tests.quality import scripted
 from tests.quality.conftest import with_checks
 from tests.work import add_assistance, build_all, crowd_annotator, import_generated, set_status, status_of
@@ -19,10 +20,9 @@ from tests.work import add_assistance, build_all, crowd_annotator, import_genera
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def two_projects(project, other_project):
+def build_two(alpha: Project) -> None:
     """Two projects with FV HITs and attention checks; one failed submission blocks in either."""
-    for each in (project, other_project):
+    for each in (alpha, Project.objects.create(slug="beta", name="Beta")):
         import_generated(each, documents=2, summarizers=2, sentences=3)
         add_assistance(each)
         with_checks(each)
@@ -33,6 +33,24 @@ def two_projects(project, other_project):
                                               kind=AttentionCheck.Kind.FV_AI_SAYS_ERROR, expected={"has_error": True})
         each.block_after_failures = 1
         each.save(update_fields=["block_after_failures"])
+
+
+# Every test reads the same two projects: built once for the module, each test's writes rolled back.
+two_built = project_built_once(build_two)
+
+
+@pytest.fixture
+def project(two_built, db):
+    return Project.objects.get(pk=two_built)
+
+
+@pytest.fixture
+def other_project(two_built, db):
+    return Project.objects.get(slug="beta")
+
+
+@pytest.fixture
+def two_projects(project, other_project):
     return project, other_project
 
 
