@@ -5,6 +5,8 @@ import os
 
 from celery import Celery, signals
 
+from corpus import worker_pool
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("finegrain")
@@ -15,6 +17,17 @@ app.autodiscover_tasks(["annotation.crowd"])
 
 @signals.worker_init.connect
 def share_the_cores(sender, **kwargs) -> None:
-    # Before the pool forks: each child then knows how many siblings share the machine's cores with it when an import
-    # splits its texts in processes of its own (corpus.importing.split_processes).
+    # Before the pool forks: each child then knows how many siblings share the machine's cores with it, and how many
+    # of them are busy, when an import splits its texts in processes of its own (corpus.importing.split_processes).
     os.environ["FINEGRAIN_WORKER_POOL"] = str(sender.concurrency)
+    worker_pool.share_among_pool()
+
+
+@signals.task_prerun.connect
+def count_a_running_task(**kwargs) -> None:
+    worker_pool.task_started()
+
+
+@signals.task_postrun.connect
+def count_a_task_ended(**kwargs) -> None:
+    worker_pool.task_ended()

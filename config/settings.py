@@ -159,6 +159,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(env("STATIC_ROOT", str(DATA_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env("MEDIA_ROOT", str(DATA_DIR / "media")))
+FILE_UPLOAD_HANDLERS = ["config.upload_handlers.MemoryUpload", "config.upload_handlers.DiskUpload"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -22,6 +22,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from corpus import worker_pool
 from corpus.bulk import cycle_collection_paused, insert_rows, insert_rows_returning
 from corpus.models import Document, DocumentSentence, KeyFact, Project, Summary, SummarySentence
 from corpus.segmentation import (
@@ -536,12 +537,20 @@ def parse(data: "bytes | os.PathLike | BinaryIO", filename: str, project: Projec
 
 def split_processes() -> int:
     """How many processes split an import's texts: the operator's FINEGRAIN_SEGMENT_PROCESSES, or else the machine's
-    cores shared among the processes of the Celery worker running the import (its pool size, FINEGRAIN_WORKER_POOL,
-    set by config.celery_app before the pool forks); a command, outside a worker, has every core."""
+    cores less those its busy siblings in the Celery worker's pool may be using. Each pool process is owed an equal
+    share (the cores over the pool's size, FINEGRAIN_WORKER_POOL, set by config.celery_app before the pool forks), so
+    an import never takes a busy sibling's share, and it takes the idle ones' shares as well: on 2 cores with two pool
+    processes, 2 processes alone and 1 beside a busy sibling. A sibling that starts a task during the import shares
+    the cores with it until the split ends (seconds). A command, outside a worker, has every core."""
     if settings.FINEGRAIN_SEGMENT_PROCESSES > 0:
         return settings.FINEGRAIN_SEGMENT_PROCESSES
+    cores = os.cpu_count() or 1
     pool = max(1, int(os.environ.get("FINEGRAIN_WORKER_POOL") or 1))
-    return max(1, (os.cpu_count() or 1) // pool)
+    share = max(1, cores // pool)
+    busy = worker_pool.busy_siblings()
+    if busy is None:
+        return share
+    return max(share, cores - busy * share)
 
 
 def import_dataset(*, project: Project, data: "bytes | os.PathLike | BinaryIO", filename: str, progress=None,

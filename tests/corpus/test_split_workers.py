@@ -81,8 +81,9 @@ def test_the_operators_setting_wins(settings, monkeypatch):
 
 
 @pytest.mark.parametrize("pool, cores, expected", [(None, 8, 8), ("1", 8, 8), ("2", 8, 4), ("3", 8, 2), ("4", 2, 1)])
-def test_by_default_a_workers_pool_shares_the_cores(settings, monkeypatch, pool, cores, expected):
-    from corpus import importing
+def test_outside_a_workers_pool_each_pool_process_has_its_share_of_the_cores(settings, monkeypatch, pool, cores,
+                                                                              expected):
+    from corpus import importing, worker_pool
 
     settings.FINEGRAIN_SEGMENT_PROCESSES = 0
     if pool is None:
@@ -90,13 +91,54 @@ def test_by_default_a_workers_pool_shares_the_cores(settings, monkeypatch, pool,
     else:
         monkeypatch.setenv("FINEGRAIN_WORKER_POOL", pool)
     monkeypatch.setattr(importing.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(worker_pool, "_running", None)  # no counter: not a pool process
     assert importing.split_processes() == expected
+
+
+@pytest.mark.parametrize("pool, cores, running, expected", [
+    ("2", 2, 1, 2), ("2", 2, 2, 1),  # alone it takes both cores; beside a busy sibling, its own
+    ("4", 8, 1, 8), ("4", 8, 2, 6), ("4", 8, 4, 2), ("3", 8, 3, 4),  # 8 // 3 = 2 each: two busy siblings hold 4
+    ("2", 2, 9, 1),  # a count left high by a killed sibling never goes below the share
+])
+def test_in_a_workers_pool_an_import_takes_the_shares_of_its_idle_siblings(settings, monkeypatch, pool, cores, running,
+                                                                          expected):
+    from corpus import importing, worker_pool
+
+    settings.FINEGRAIN_SEGMENT_PROCESSES = 0
+    monkeypatch.setenv("FINEGRAIN_WORKER_POOL", pool)
+    monkeypatch.setattr(importing.os, "cpu_count", lambda: cores)
+    worker_pool.share_among_pool()
+    monkeypatch.setattr(worker_pool, "_running", worker_pool._running)  # put back as it was afterwards
+    for _ in range(running):
+        worker_pool.task_started()  # this import's own task is one of them
+    assert importing.split_processes() == expected
+    for _ in range(running + 1):
+        worker_pool.task_ended()
+    assert worker_pool.busy_siblings() == 0
+
+
+# A worker whose pool can also run a task that holds its pool process until a file is deleted.
+HOLDING_WORKER = """
+import pathlib, sys, time
+from config.celery_app import app
+
+@app.task(name="tests.hold")
+def hold(path):
+    while pathlib.Path(path).exists():
+        time.sleep(0.05)
+
+app.worker_main(sys.argv[1:])
+"""
 
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_an_upload_imported_by_a_worker_of_two_processes_splits_with_half_the_cores(settings):
+def test_a_worker_of_two_processes_splits_on_every_core_alone_and_on_its_share_beside_a_busy_sibling(settings,
+                                                                                                    tmp_path):
     import os
+    import re
+    import subprocess
+    import sys
     import time
     from pathlib import Path
 
@@ -105,23 +147,44 @@ def test_an_upload_imported_by_a_worker_of_two_processes_splits_with_half_the_co
     from config.celery_app import app
     from corpus.models import Job, Project
     from corpus.uploads import import_start
-    from tests.worker import celery_worker, purge_queues, worker_log
+    from tests.reliability.conftest import ROOT, app_env, stop_group, wait_until
+    from tests.worker import purge_queues
 
     purge_queues("default", "assist", "crowd")
-    project = Project.objects.create(slug="split-share", name="Split share")
+    projects = [Project.objects.create(slug=f"split-share-{n}", name=f"Split share {n}") for n in (1, 2)]
     data = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl").read_bytes()
+    log, held = tmp_path / "worker.log", tmp_path / "held"
+
+    def imported(name: str, project: Project) -> Job:
+        job = import_start(project=project, upload=SimpleUploadedFile(name, data))
+        wait_until(lambda: Job.objects.get(pk=job.pk).is_finished, timeout=120, what=f"the import of {name}",
+                   alive=worker)
+        return Job.objects.get(pk=job.pk)
+
     app.conf.task_always_eager = False  # the real broker and a real worker
+    worker = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_WORKER, "worker", "-Q", "default", "--concurrency", "2", "--pool", "prefork",
+         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname", f"split-{os.getpid()}@%h"],
+        cwd=ROOT, env=app_env(FINEGRAIN_SEGMENT_PROCESSES=0), stdout=log.open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True)
     try:
-        with celery_worker(queues="default", concurrency=2,
-                           env={"FINEGRAIN_SEGMENT_PROCESSES": "0"}) as worker:
-            job = import_start(project=project, upload=SimpleUploadedFile("small.jsonl", data))
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not job.is_finished:
-                assert worker.poll() is None, worker_log(worker)
-                time.sleep(0.5)
-                job.refresh_from_db()
+        wait_until(lambda: " ready." in log.read_text(), timeout=60, what="the worker", alive=worker)
+        alone = imported("alone.jsonl", projects[0])
+        held.touch()
+        app.send_task("tests.hold", args=[str(held)], queue="default")
+        wait_until(lambda: "tests.hold[" in log.read_text(), timeout=30, what="the holding task", alive=worker)
+        time.sleep(0.5)  # received by the worker, then started by a pool process
+        beside = imported("beside.jsonl", projects[1])
+        held.unlink()
+        wait_until(lambda: re.search(r"tests\.hold\[[^\]]+\] succeeded", log.read_text()), timeout=30,
+                   what="the holding task's end", alive=worker)
     finally:
+        held.unlink(missing_ok=True)
         app.conf.task_always_eager = True
-    assert job.status == Job.Status.DONE, job.error
-    assert job.result["split_processes"] == max(1, (os.cpu_count() or 1) // 2)
-    assert job.result["documents_created"] == 2
+        stop_group(worker, grace=20)
+        purge_queues("default")
+    cores = os.cpu_count() or 1
+    assert (alone.status, beside.status) == (Job.Status.DONE, Job.Status.DONE), (alone.error, beside.error)
+    assert alone.result["split_processes"] == cores, log.read_text()[-3000:]
+    assert beside.result["split_processes"] == max(1, cores // 2), log.read_text()[-3000:]
+    assert alone.result["documents_created"] == 2 and beside.result["documents_created"] == 2
