@@ -292,8 +292,9 @@ FINEGRAIN_MAX_TEXT_CHARS = envint("FINEGRAIN_MAX_TEXT_CHARS", 200_000)
 # client_max_body_size (deploy/nginx) must be a little above it.
 FINEGRAIN_MAX_UPLOAD_BYTES = envint("FINEGRAIN_MAX_UPLOAD_BYTES", 1024 * 1024 * 1024)
 # Processes that split an import's texts into sentences (the splitter is pure Python: one core splits ~140,000
-# words a second); 1 splits in the importing process. 0: the machine's cores shared among the processes of the
-# Celery worker that runs the import (corpus.importing.split_processes), so that together they never ask for more.
+# words a second); 1 splits in the importing process. 0: each process of the Celery worker's pool is owed an equal
+# share of the cores, and an import takes its own share and those of its idle siblings, never a busy one's
+# (corpus.importing.split_processes).
 FINEGRAIN_SEGMENT_PROCESSES = envint("FINEGRAIN_SEGMENT_PROCESSES", 0)
 
 # --- AI assistance (assist/). The defaults are written once, in assist.config (its modules also run without Django,
