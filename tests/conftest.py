@@ -169,6 +169,11 @@ def project_built_once(build: Callable, *, slug: str = "alpha", name: str = "Alp
             raise pytest.UsageError(f"{request.module.__name__} builds a project once for its tests and also has "
                                     "transactional tests: move those to a module of their own")
         with django_db_blocker.unblock():
+            # Asked for inside a test (getfixturevalue) it would be built in the test's own transaction and gone
+            # with it: a module fixture must be an argument, so that pytest sets it up before the test's `db`.
+            if any(getattr(block, "_from_testcase", False) for block in transaction.get_connection().atomic_blocks):
+                raise pytest.UsageError(f"{request.fixturename} is set up inside a test's transaction: ask for it as "
+                                        "an argument of the test or of a module-scoped fixture")
             atomic = transaction.atomic()
             atomic.__enter__()
             try:

@@ -16,6 +16,7 @@ from annotation.services.settling import first_round_units
 from corpus.models import Project, RedundancyPolicy
 from exports.label_streams import CAREFUL, CARELESS, Crowd, draw_pool
 from exports.simulate import PAPER, simulate_annotations
+from tests.conftest import project_built_once
 from tests.work import import_generated
 
 # Each test builds and labels a whole small project: the slower tier.
@@ -27,7 +28,12 @@ SEED = 1
 def small_project(slug: str, policy: str, *, cap: int = 5, checks: float = 0.2) -> Project:
     """Eight documents, three summaries of four sentences each, two candidate key-facts per document; attention
     checks at the protocol's 20%."""
-    project = Project.objects.create(slug=slug, name=slug, redundancy_policy=policy, lead_cap=cap)
+    return corpus_of(Project.objects.create(slug=slug, name=slug), policy, cap=cap, checks=checks)
+
+
+def corpus_of(project: Project, policy: str, *, cap: int = 5, checks: float = 0.2) -> Project:
+    project.redundancy_policy, project.lead_cap = policy, cap
+    project.save(update_fields=["redundancy_policy", "lead_cap"])
     import_generated(project, documents=8, summarizers=3, sentences=4)
     project.attention_check_rate = checks
     project.save(update_fields=["attention_check_rate"])
@@ -40,6 +46,25 @@ def simulated(policy: str, *, cap: int = 5, checks: float = 0.2) -> Project:
     return project
 
 
+def simulated_once(policy: str):
+    """The simulation under `policy` with the defaults, run once for the module's tests that only read it."""
+
+    def build(project: Project) -> None:
+        simulate_annotations(project=corpus_of(project, policy), crowd=PAPER, seed=SEED)
+
+    return project_built_once(build, slug=f"once-{policy}", name=f"once-{policy}")
+
+
+fixed_once = simulated_once(RedundancyPolicy.FIXED)
+adaptive_once = simulated_once(RedundancyPolicy.ADAPTIVE)
+lead_once = simulated_once(RedundancyPolicy.LEAD)
+
+
+@pytest.fixture(scope="module")
+def simulations(fixed_once, adaptive_once, lead_once) -> dict[str, int]:
+    return {RedundancyPolicy.FIXED: fixed_once, RedundancyPolicy.ADAPTIVE: adaptive_once, RedundancyPolicy.LEAD: lead_once}
+
+
 def items(project: Project) -> dict[tuple, UnitState]:
     """Each item's state, keyed by what it shows (the same in two projects imported from the same rows)."""
     return {(state.task, state.unit.text, state.unit.sentence_text): state
@@ -47,8 +72,8 @@ def items(project: Project) -> dict[tuple, UnitState]:
 
 
 @pytest.mark.parametrize("policy", [RedundancyPolicy.FIXED, RedundancyPolicy.ADAPTIVE, RedundancyPolicy.LEAD])
-def test_it_ends_with_every_item_settled_or_sent_to_review(policy):
-    project = simulated(policy)
+def test_it_ends_with_every_item_settled_or_sent_to_review(policy, simulations):
+    project = Project.objects.get(pk=simulations[policy])
     for task in ("kv", "fv", "ka"):
         real = first_round_units(Unit.objects.filter(hit__project=project, task=task, hit__round=0))
         assert real, task
@@ -63,8 +88,8 @@ def test_it_ends_with_every_item_settled_or_sent_to_review(policy):
 
 
 @pytest.mark.parametrize("policy", [RedundancyPolicy.ADAPTIVE, RedundancyPolicy.LEAD])
-def test_nobody_labels_an_item_twice_across_its_first_hit_and_its_top_ups(policy):
-    project = simulated(policy)
+def test_nobody_labels_an_item_twice_across_its_first_hit_and_its_top_ups(policy, simulations):
+    project = Project.objects.get(pk=simulations[policy])
     assert Hit.objects.filter(project=project, round__gt=0).exists()
     twice = (Label.objects.filter(assignment__hit__project=project)
              .annotate(item=Coalesce("unit__origin_id", "unit_id")).values("annotator", "item")
@@ -103,8 +128,8 @@ def test_lead_sends_an_item_to_review_only_at_its_cap():
         assert abs(2 * state.yes - state.counted) >= project.lead_margin, state
 
 
-def test_a_submission_failing_its_checks_gives_its_place_to_somebody_else():
-    project = simulated(RedundancyPolicy.ADAPTIVE)
+def test_a_submission_failing_its_checks_gives_its_place_to_somebody_else(adaptive_once):
+    project = Project.objects.get(pk=adaptive_once)
     checked = Assignment.objects.filter(hit__project=project, hit__units__attention_check__isnull=False).distinct()
     assert Grade.objects.filter(assignment__hit__project=project).count() == checked.count()
     failed = Grade.objects.filter(assignment__hit__project=project, passed=False).select_related("assignment__hit")
@@ -114,9 +139,9 @@ def test_a_submission_failing_its_checks_gives_its_place_to_somebody_else():
         assert Assignment.objects.counted().filter(hit=hit).count() == hit.places
 
 
-def test_the_crowds_kinds_show_in_their_labels():
+def test_the_crowds_kinds_show_in_their_labels(fixed_once):
     """Careless people disagree with an item's majority more often than careful ones (exports.label_streams)."""
-    project = simulated(RedundancyPolicy.FIXED)
+    project = Project.objects.get(pk=fixed_once)
     kind = draw_pool(Crowd(), np.random.default_rng([SEED, 0])).kind
     majority = {state.unit_id: state.yes * 2 > state.counted for state in UnitState.objects.filter(project=project)}
     against = {CAREFUL: [0, 0], CARELESS: [0, 0]}
