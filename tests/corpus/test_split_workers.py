@@ -107,8 +107,8 @@ def test_in_a_workers_pool_an_import_takes_the_shares_of_its_idle_siblings(setti
     settings.FINEGRAIN_SEGMENT_PROCESSES = 0
     monkeypatch.setenv("FINEGRAIN_WORKER_POOL", pool)
     monkeypatch.setattr(importing.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(worker_pool, "_running", None)  # put back as it was after the test
     worker_pool.share_among_pool()
-    monkeypatch.setattr(worker_pool, "_running", worker_pool._running)  # put back as it was afterwards
     for _ in range(running):
         worker_pool.task_started()  # this import's own task is one of them
     assert importing.split_processes() == expected
