@@ -478,10 +478,12 @@ def route_of_url(url: str) -> str:
 
 # --- The attacks, whole, against the same server ------------------------------------------------------------------
 
-@pytest.fixture
-def server(world, tmp_path):
+@pytest.fixture(scope="module")
+def server(django_db_setup, tmp_path_factory):
+    # One gunicorn for the module's attacks (starting one takes seconds): it keeps nothing of a test's world in its
+    # processes, and each test's world is committed before its requests and flushed after them.
     # Prolific cannot be reached from here (a closed loopback port): an arrival stays a claim, as in an outage.
-    with running_gunicorn(tmp_path / "gunicorn.log", FINEGRAIN_LINK_RATE="100000/m",
+    with running_gunicorn(tmp_path_factory.mktemp("server") / "gunicorn.log", FINEGRAIN_LINK_RATE="100000/m",
                           FINEGRAIN_PROLIFIC_API_URL=f"http://127.0.0.1:{free_port()}",
                           FINEGRAIN_PROLIFIC_TOKEN="matrix") as running:
         yield running
