@@ -14,6 +14,7 @@ from corpus.models import Project
 
 from ..work import import_generated
 from .annotators import create_annotators, run_annotators, verify_against_database
+from .conftest import running_gunicorn
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -21,6 +22,14 @@ ANNOTATORS = 50
 LOAD_SECONDS = 20
 KILL_SECONDS = 15
 KILLS = 4
+
+
+@pytest.fixture(scope="module")
+def gunicorn(django_db_setup, tmp_path_factory):
+    """One gunicorn for both tests (starting one takes seconds); the kills of the second leave it with three workers
+    again, as it asserts."""
+    with running_gunicorn(tmp_path_factory.mktemp("gunicorn") / "gunicorn.log") as server:
+        yield server
 
 
 def load_project(slug: str, documents: int) -> Project:
