@@ -22,13 +22,16 @@ def database_url() -> str:
 
 
 @contextmanager
-def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1, env: dict | None = None):
-    """`env`: more variables for the worker, e.g. a crowd provider's endpoint on loopback."""
+def celery_worker(queues: str = "default,assist,crowd", concurrency: int = 1, env: dict | None = None,
+                  script: str = ""):
+    """`env`: more variables for the worker, e.g. a crowd provider's endpoint on loopback. `script`: Python that
+    starts the worker with `app.worker_main(sys.argv[1:])` after adding to the app (a task of the test's own),
+    instead of `celery -A config`."""
     env = dict(os.environ, DATABASE_URL=database_url(), CELERY_BROKER_URL=settings.CELERY_BROKER_URL, **(env or {}))
     # The log goes to a file, not a pipe nobody reads: a full pipe would block the worker mid-task.
     log = tempfile.NamedTemporaryFile("w+", prefix="celery-worker-", suffix=".log")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "--concurrency", str(concurrency),
+        [sys.executable, *(["-c", script] if script else ["-m", "celery", "-A", "config"]), "worker", "-Q", queues, "--concurrency", str(concurrency),
          "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname",
          f"test-{os.getpid()}-{time.monotonic_ns()}@%h"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,

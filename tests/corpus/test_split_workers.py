@@ -137,8 +137,6 @@ def test_a_worker_of_two_processes_splits_on_every_core_alone_and_on_its_share_b
                                                                                                     tmp_path):
     import os
     import re
-    import subprocess
-    import sys
     import time
     from pathlib import Path
 
@@ -147,13 +145,13 @@ def test_a_worker_of_two_processes_splits_on_every_core_alone_and_on_its_share_b
     from config.celery_app import app
     from corpus.models import Job, Project
     from corpus.uploads import import_start
-    from tests.reliability.conftest import ROOT, app_env, stop_group, wait_until
-    from tests.worker import purge_queues
+    from tests.reliability.conftest import wait_until
+    from tests.worker import celery_worker, purge_queues, worker_log
 
     purge_queues("default", "assist", "crowd")
     projects = [Project.objects.create(slug=f"split-share-{n}", name=f"Split share {n}") for n in (1, 2)]
     data = (Path(__file__).resolve().parents[1] / "fixtures" / "import" / "small.jsonl").read_bytes()
-    log, held = tmp_path / "worker.log", tmp_path / "held"
+    held = tmp_path / "held"
 
     def imported(name: str, project: Project) -> Job:
         job = import_start(project=project, upload=SimpleUploadedFile(name, data))
@@ -162,29 +160,27 @@ def test_a_worker_of_two_processes_splits_on_every_core_alone_and_on_its_share_b
         return Job.objects.get(pk=job.pk)
 
     app.conf.task_always_eager = False  # the real broker and a real worker
-    worker = subprocess.Popen(
-        [sys.executable, "-c", HOLDING_WORKER, "worker", "-Q", "default", "--concurrency", "2", "--pool", "prefork",
-         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname", f"split-{os.getpid()}@%h"],
-        cwd=ROOT, env=app_env(FINEGRAIN_SEGMENT_PROCESSES=0), stdout=log.open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True)
     try:
-        wait_until(lambda: " ready." in log.read_text(), timeout=60, what="the worker", alive=worker)
-        alone = imported("alone.jsonl", projects[0])
-        held.touch()
-        app.send_task("tests.hold", args=[str(held)], queue="default")
-        wait_until(lambda: "tests.hold[" in log.read_text(), timeout=30, what="the holding task", alive=worker)
-        time.sleep(0.5)  # received by the worker, then started by a pool process
-        beside = imported("beside.jsonl", projects[1])
-        held.unlink()
-        wait_until(lambda: re.search(r"tests\.hold\[[^\]]+\] succeeded", log.read_text()), timeout=30,
-                   what="the holding task's end", alive=worker)
+        with celery_worker(queues="default", concurrency=2, env={"FINEGRAIN_SEGMENT_PROCESSES": "0"},
+                           script=HOLDING_WORKER) as worker:
+            wait_until(lambda: " ready." in worker_log(worker), timeout=60, what="the worker", alive=worker)
+            alone = imported("alone.jsonl", projects[0])
+            held.touch()
+            app.send_task("tests.hold", args=[str(held)], queue="default")
+            wait_until(lambda: "tests.hold[" in worker_log(worker), timeout=30, what="the holding task",
+                       alive=worker)
+            time.sleep(0.5)  # received by the worker, then started by a pool process
+            beside = imported("beside.jsonl", projects[1])
+            held.unlink()
+            wait_until(lambda: re.search(r"tests\.hold\[[^\]]+\] succeeded", worker_log(worker)), timeout=30,
+                       what="the holding task's end", alive=worker)
+            log = worker_log(worker)
     finally:
         held.unlink(missing_ok=True)
         app.conf.task_always_eager = True
-        stop_group(worker, grace=20)
         purge_queues("default")
     cores = os.cpu_count() or 1
     assert (alone.status, beside.status) == (Job.Status.DONE, Job.Status.DONE), (alone.error, beside.error)
-    assert alone.result["split_processes"] == cores, log.read_text()[-3000:]
-    assert beside.result["split_processes"] == max(1, cores // 2), log.read_text()[-3000:]
+    assert alone.result["split_processes"] == cores, log[-3000:]
+    assert beside.result["split_processes"] == max(1, cores // 2), log[-3000:]
     assert alone.result["documents_created"] == 2 and beside.result["documents_created"] == 2
