@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # Chosen on hand-written examples: see assist/llm/offline.py.
-DEFAULT_OFFLINE_THRESHOLD = 0.35
+DEFAULT_OFFLINE_THRESHOLD = 0.55
 
 
 class ConfigError(Exception):

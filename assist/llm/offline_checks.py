@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 NUMBER = "number"
 TIME = "time"
@@ -374,6 +375,20 @@ class Source:
         # names the speakers, so their words support names like the document's own words do.
         self.speaker_words = {fold(word) for speaker in speakers for word in re.findall(r"[^\W\d_]+", speaker)}
         self.capitalised_anywhere = set().union(self.speaker_words, *(a.capitalised_inside for a in self.analyses))
+
+    @cached_property
+    def derived_numbers(self) -> frozenset[float]:
+        """Numbers a reader computes from two of the document's: a sum, a difference, a product, a ratio or a whole
+        percentage ("93 did not finish" from "175 started" and "82 finished"; "twice as many"), to 6 places."""
+        numbers = sorted(set().union(*(analysis.numbers for analysis in self.analyses)))
+        derived = set()
+        for index, first in enumerate(numbers):
+            for second in numbers[index:]:
+                derived |= {first + second, abs(second - first), first * second}
+                if first and second:  # Also as a whole percentage: "42 percent" of 412 is 173.
+                    derived |= {second / first, first / second, round(100 * first / second),
+                                round(100 * second / first)}
+        return frozenset(round(value, 6) for value in derived) | frozenset(numbers)
 
     def checked_items(self, analysis: Analysis) -> list[Item]:
         """The summary sentence's items, leaving out a sentence-initial capitalised word that the document never

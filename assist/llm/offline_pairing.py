@@ -40,6 +40,7 @@ from .offline_checks import (
     analyse,
     fold,
 )
+from .offline_probes import names
 
 # How far (in words) a word may stand from the name or number it is paired with.
 REACH = 4
@@ -181,14 +182,6 @@ def frame(text: str, items: Sequence[Item]) -> Frame:
 
 
 @dataclass(frozen=True)
-class Misattribution:
-    anchor: str  # The summary's name or number.
-    word: str  # The word the summary pairs with it.
-    source_index: int  # A document sentence that pairs the word with someone or something else.
-    other: str  # That other name or number.
-
-
-@dataclass(frozen=True)
 class Reversal:
     first: str
     word: str
@@ -197,23 +190,14 @@ class Reversal:
 
 
 class Document(Source):
-    """A Source that also knows each sentence's pairings and every stem it uses."""
+    """A Source that also knows each sentence's pairings and the names it uses (speaker labels included)."""
 
     def __init__(self, sentences: Sequence[str], speakers: Iterable[str] = ()):
+        speakers = list(speakers)
         super().__init__(sentences, speakers)
         self.frames = [frame(text, self.checked_items(analysis)) for text, analysis in
                        zip(self.sentences, self.analyses)]
-        self.vocabulary = set().union(*(f.stems for f in self.frames)) | {stem(word) for word in self.speaker_words}
-        self.vocabulary |= {stem(word) for a in self.analyses for word in a.words}
-        # Names of people and organisations: written somewhere with a first name or a second word ("Helena
-        # Brandt", "Ashby Council") or a title ("Dr Saar"). A place ("Tartu", "Eastfield") is named with one word,
-        # and the words near it ("the Eastfield clinic", "a Tartu team") say where, not who did what.
-        self.agents = {value for f in self.frames for anchor in f.anchors if anchor.kind == NAME and (
-            len(anchor.values) > 1 or (anchor.first and f._folded[anchor.first - 1] in _TITLES))
-            for value in anchor.values}
-
-    def is_agent(self, anchor: Anchor) -> bool:
-        return anchor.kind == NAME and bool(anchor.values & self.agents)
+        self.names = list(dict.fromkeys([name for text in self.sentences for name in names(text)] + speakers))
 
     def summary_frame(self, sentence: str, analysis: Analysis | None = None) -> Frame:
         """The summary sentence's frame. The words its numbers count are left out: the number checks judge them
@@ -222,41 +206,6 @@ class Document(Source):
         found = frame(sentence, self.checked_items(analysis))
         found.words = [word for word in found.words if word[0] not in found.units]
         return found
-
-    def misattributions(self, summary: Frame) -> list[Misattribution]:
-        found = []
-        for index, anchor in enumerate(summary.anchors):
-            if not self.is_agent(anchor):
-                continue  # Numbers sit beside many words ("protecting 300,000 homes"); their units are checked.
-            homes = [i for i, f in enumerate(self.frames) if any(anchor.matches(b) for b in f.anchors)]
-            if not homes:
-                continue  # Absent from the document: the checks of offline_checks report that.
-            supported_stems = set().union(*(self.frames[i].stems for i in homes))
-            for i in homes:
-                # "She later joined ...": the next sentence goes on about the same person, except for the words it
-                # pairs with a name of its own ("Her colleague Reyes collected ...").
-                following = self.frames[i + 1] if i + 1 < len(self.frames) else None
-                if following and following.opens_with_pronoun:
-                    owned = set().union(*(stems for index, stems in following.paired.items()
-                                          if following.anchors[index].kind == NAME))
-                    supported_stems |= following.stems - owned
-            for _, written, word_stem in summary.words:
-                if word_stem not in summary.paired.get(index, ()) or has_stem(word_stem, supported_stems):
-                    continue
-                other = self._paired_elsewhere(word_stem, anchor.kind, summary)
-                if other:
-                    found.append(Misattribution(anchor.text, written, *other))
-                    break
-        return found
-
-    def _paired_elsewhere(self, word_stem: str, kind: str, summary: Frame) -> tuple[int, str] | None:
-        for i, f in enumerate(self.frames):
-            for index, stems in f.paired.items():
-                other = f.anchors[index]
-                if self.is_agent(other) and has_stem(word_stem, stems) and not any(
-                        other.matches(mine) for mine in summary.anchors):
-                    return i, other.text
-        return None
 
     def reversals(self, summary: Frame) -> list[Reversal]:
         found = []
@@ -298,9 +247,3 @@ class Document(Source):
                 same_order = one.first < two.first
                 verdicts[i] = same_order == (passive == f.passive_after(position))
         return verdicts
-
-    def unsupported(self, summary: Frame) -> list[str]:
-        """Content words of the sentence that the document never uses, in any form."""
-        return list(dict.fromkeys(written for _, written, word_stem in summary.words
-                                  if not has_stem(word_stem, self.vocabulary)))
-

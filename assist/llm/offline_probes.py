@@ -1,0 +1,104 @@
+"""Counterfactual probes: would the summary sentence fit the document better with one detail changed?
+
+A sentence that gives an action to the wrong person of the document ("Dr Brenner said coverage fell to 84%" where
+Dr Osei said it) reads, to a sentence-embedding model, a little closer to the document once the right person is put
+in: "Dr Osei said coverage fell to 84%" matches the source sentence better than the sentence itself does. The same
+holds for a word turned into its opposite ("the strike ended" where it continued). A faithful sentence loses
+similarity with any such change. The probes make those variants, embed them with the labeler's model, and report the
+largest rise of the best cosine to the document, per kind:
+
+- name: each name of the sentence replaced by each other name of the document (speaker labels included);
+- opposite: each word with an opposite (rose/fell, approved/rejected, before/after) replaced by it.
+
+This compares the sentence with itself, so paraphrase does not count against it, unlike a fixed similarity
+threshold. The rise is small (a few hundredths) and noisy for any one variant; the thresholds that turn it into a
+finding were chosen on the tuning sets (benchmarks/offline_judge.py).
+"""
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .offline_checks import OPPOSITE, fold
+
+NAME, OPPOSITE_WORD = "name", "opposite"
+MAX_VARIANTS = 48  # Per kind and sentence: enough for the names of a long document, bounded in time.
+
+_NAME_WORD = r"[A-Z][\w-]*(?:['’][A-Z][\w-]*)?"
+# A run of capitalised words, with "of", "de", "van" ... inside: a name as a summary writes it.
+_NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:(?:of|de|van|von|la|le|du|del|da)\s+)?{_NAME_WORD})*")
+# Capitalised words that open a name run without being part of the name.
+_NOT_PART = {"the", "a", "an", "in", "on", "at", "after", "before", "during", "when", "while", "according", "by",
+             "for", "from", "with", "this", "that", "these", "those", "it", "he", "she", "they", "we", "i", "its",
+             "his", "her", "their", "our", "both", "all", "some", "most", "as", "since", "although", "but", "and",
+             "mr", "mrs", "ms", "dr", "prof", "sir", "dame", "meanwhile", "however", "last", "next", "each", "every",
+             "also", "yes", "no", "okay", "ok", "so", "well", "thanks", "thank", "hello", "hi", "sure", "right",
+             "if", "once", "because", "despite", "without", "under", "over", "about", "around", "only"}
+_CALENDAR = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+             "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+
+def names(text: str) -> list[str]:
+    """The names of a sentence, in order, without repeats: capitalised runs less a leading article or title, less
+    months and weekdays (their own checks judge dates), less a lone capitalised first word (an ordinary word)."""
+    found = []
+    for match in _NAME.finditer(text):
+        words = match.group().split()
+        while words and fold(words[0]) in _NOT_PART:
+            words = words[1:]
+        if not words or all(fold(word) in _CALENDAR for word in words):
+            continue
+        if match.start() == 0 and len(match.group().split()) == 1:
+            continue
+        found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
+def _same(left: str, right: str) -> bool:
+    """One name inside the other ("Brandt", "Helena Brandt") is the same person."""
+    left, right = fold(left), fold(right)
+    return left in right or right in left
+
+
+def variants(sentence: str, document_names: Sequence[str]) -> list[tuple[str, str]]:
+    """(kind, variant) pairs: the sentence with one name or one opposite word changed."""
+    made: list[tuple[str, str]] = []
+    own = names(sentence)
+    others = [name for name in dict.fromkeys(document_names) if not any(_same(name, mine) for mine in own)]
+    for mine in own:
+        at = sentence.find(mine)
+        made += [(NAME, sentence[:at] + other + sentence[at + len(mine):]) for other in others][:MAX_VARIANTS]
+    flips = []
+    for match in re.finditer(r"[A-Za-z]+", sentence):
+        for opposite in sorted(OPPOSITE.get(match.group().lower(), ())):
+            flips.append((OPPOSITE_WORD, sentence[:match.start()] + opposite + sentence[match.end():]))
+    return made + flips[:MAX_VARIANTS]
+
+
+@dataclass(frozen=True)
+class Probe:
+    kind: str
+    variant: str  # The changed sentence that fits the document best.
+    gain: float  # How much higher its best cosine to the document is than the sentence's own.
+    source_index: int  # The document sentence it fits best.
+
+
+def probe(sentence_vector: np.ndarray, source_vectors: np.ndarray, found: Sequence[tuple[str, str]],
+          encode: Callable[[Sequence[str]], np.ndarray]) -> dict[str, Probe]:
+    """The best variant of each kind, by its rise of the best cosine to the document (negative: every variant of
+    that kind fits worse than the sentence itself)."""
+    if not found:
+        return {}
+    sources = source_vectors / np.linalg.norm(source_vectors, axis=1, keepdims=True)
+    base = float(np.max(sources @ (sentence_vector / np.linalg.norm(sentence_vector))))
+    vectors = encode([variant for _, variant in found])
+    similarities = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)) @ sources.T
+    best: dict[str, Probe] = {}
+    for (kind, variant), row in zip(found, similarities):
+        index = int(np.argmax(row))
+        gain = float(row[index]) - base
+        if kind not in best or gain > best[kind].gain:
+            best[kind] = Probe(kind, variant, gain, index)
+    return best
