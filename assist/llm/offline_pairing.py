@@ -1,24 +1,15 @@
-"""Who did what: whether the document pairs a summary sentence's names and numbers with the words the sentence pairs
-them with, and whether the sentence's content words occur in the document at all.
+"""Who did what to whom: whether two names (or two numbers) of a summary sentence stand in the same roles around a
+word as they do in the document, and the names the document uses.
 
-A name or number that occurs somewhere in the document is not yet a supported detail: a swap within the document
-("Reyes led the study" where Brandt led it and Reyes collected the samples; "from 48 farms" where 48 counts the
-farms sampled and 12 those in the follow-up) names only things the document names. UniSumEval counts these as
-entity errors, and a reversed pairing ("Castleford beat Rovers") as a relation error (paper appendix C, table 11).
-The document shows a pairing by proximity: a word belongs to the nearest name (and to the nearest number) of its
-sentence. Three rules follow:
-
-- misattribution: a word that the summary sentence pairs with a name or number never shares a sentence with it in
-  the document (nor the next sentence, when that one opens with a pronoun), while the document pairs that word with
-  another name or number that the summary sentence does not mention;
-- reversal: two names around a word ("A beat B", "A was sent off for a foul on B") stand in the opposite order in
-  every document sentence that has both names and the word, with the same voice (a "by" after the word turns it);
-- unsupported content: words of the sentence that occur nowhere in the document; the judge decides how many make an
-  out-of-article claim.
+A reversed pairing ("Castleford beat Rovers" where Rovers beat Castleford) names only what the document names, so a
+check that a name occurs passes it; UniSumEval counts it as a relation error (paper appendix C, table 11). The rule:
+two names around a word ("A beat B", "A was sent off for a foul on B") stand in the opposite order in every document
+sentence that has both names and the word, with the same voice (a "by" after the word turns it).
 
 Words are compared by a crude stem (a common ending cut, then a shared prefix of at least four letters) so that
-"proposed" finds "proposal"; irregular forms ("led", "lead") are simply not matched, which can only make a rule stay
-silent. Pure functions of the text, like the checks they extend.
+"beaten" finds "beat"; irregular forms ("led", "lead") are simply not matched, which can only make the rule stay
+silent. A word given to the wrong person of the document is the counterfactual probes' job (offline_probes). Pure
+functions of the text, like the checks they extend.
 """
 
 import re
@@ -42,8 +33,6 @@ from .offline_checks import (
 )
 from .offline_probes import names
 
-# How far (in words) a word may stand from the name or number it is paired with.
-REACH = 4
 # Words that say nothing about who did what: reporting and light verbs, auxiliaries and fillers.
 _PLAIN = set("""
 said says say saying told tells added adding according also would will could should shall can may might must
@@ -56,9 +45,7 @@ come comes came coming go goes went gone
 CLAUSE = 12
 _PRONOUNS = {"he", "she", "they", "it", "his", "her", "their", "its", "him", "them", "this", "these", "those"}
 _PASSIVE_MARK = "by"
-_TITLES = {"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "sir", "dame", "lord", "lady", "councillor", "judge",
-           "president", "minister", "senator", "governor", "mayor", "captain", "coach", "manager", "chairman",
-           "chairwoman", "chair", "director", "commissioner", "chief", "executive", "leader", "substitute"}
+
 
 
 def stem(word: str) -> str:
@@ -80,10 +67,6 @@ def same_stem(left: str, right: str) -> bool:
     return len(shorter) >= 4 and longer.startswith(shorter)
 
 
-def has_stem(word: str, stems: Iterable[str]) -> bool:
-    return any(same_stem(word, other) for other in stems)
-
-
 @dataclass(frozen=True)
 class Anchor:
     """A name (adjacent capitalised words joined: "Samuel Reyes") or a number, at token positions first..last."""
@@ -97,22 +80,15 @@ class Anchor:
     def matches(self, other: "Anchor") -> bool:
         return self.kind == other.kind and bool(self.values & other.values)
 
-    def distance(self, position: int) -> int:
-        if self.first <= position <= self.last:
-            return 0
-        return self.first - position if position < self.first else position - self.last
-
 
 @dataclass
 class Frame:
-    """One sentence: its names and numbers, its content words, and which word is paired with which anchor."""
+    """One sentence: its names and numbers, its content words, and where its clauses break."""
 
     anchors: list[Anchor]
     words: list[tuple[int, str, str]]  # (token position, word as written, stem) of each content word.
     units: set[int] = field(default_factory=set)  # Positions of words a number counts ("41 votes").
     breaks: set[int] = field(default_factory=set)  # Positions of words after a comma, colon, semicolon or bracket.
-    paired: dict[int, set[str]] = field(default_factory=dict)  # Anchor index -> stems paired with it.
-    opens_with_pronoun: bool = False
 
     @property
     def stems(self) -> set[str]:
@@ -164,20 +140,7 @@ def frame(text: str, items: Sequence[Item]) -> Frame:
             words.append((position, match.group(0), stem(part)))
     breaks = {position for position in range(1, len(tokens))
               if re.search(r"[,;:()]", text[tokens[position - 1].end():tokens[position].start()])}
-    result = Frame(anchors=anchors, words=words, units=units, breaks=breaks,
-                   opens_with_pronoun=bool(folded) and folded[0] in _PRONOUNS, _folded=folded)
-    for kind in (NAME, NUMBER):
-        candidates = [index for index, anchor in enumerate(anchors) if anchor.kind == kind]
-        if not candidates:
-            continue
-        for position, _, word_stem in words:
-            distances = {index: anchors[index].distance(position) for index in candidates}
-            nearest = min(distances.values())
-            if nearest > REACH:
-                continue
-            for index, distance in distances.items():
-                if distance == nearest:
-                    result.paired.setdefault(index, set()).add(word_stem)
+    result = Frame(anchors=anchors, words=words, units=units, breaks=breaks, _folded=folded)
     return result
 
 

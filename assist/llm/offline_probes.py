@@ -62,30 +62,39 @@ def _same(left: str, right: str) -> bool:
     return left in right or right in left
 
 
-def variants(sentence: str, document_names: Sequence[str]) -> list[tuple[str, str]]:
-    """(kind, variant) pairs: the sentence with one name or one opposite word changed."""
-    made: list[tuple[str, str]] = []
+@dataclass(frozen=True)
+class Variant:
+    kind: str
+    text: str  # The sentence with one thing changed.
+    replaced: str  # What it says there.
+    replacement: str  # What the variant says instead.
+
+
+def variants(sentence: str, document_names: Sequence[str]) -> list[Variant]:
+    """The sentence with one name or one opposite word changed."""
+    made: list[Variant] = []
     own = names(sentence)
     others = [name for name in dict.fromkeys(document_names) if not any(_same(name, mine) for mine in own)]
     for mine in own:
         at = sentence.find(mine)
-        made += [(NAME, sentence[:at] + other + sentence[at + len(mine):]) for other in others][:MAX_VARIANTS]
+        made += [Variant(NAME, sentence[:at] + other + sentence[at + len(mine):], mine, other)
+                 for other in others][:MAX_VARIANTS]
     flips = []
     for match in re.finditer(r"[A-Za-z]+", sentence):
         for opposite in sorted(OPPOSITE.get(match.group().lower(), ())):
-            flips.append((OPPOSITE_WORD, sentence[:match.start()] + opposite + sentence[match.end():]))
+            flips.append(Variant(OPPOSITE_WORD, sentence[:match.start()] + opposite + sentence[match.end():],
+                                 match.group(), opposite))
     return made + flips[:MAX_VARIANTS]
 
 
 @dataclass(frozen=True)
 class Probe:
-    kind: str
-    variant: str  # The changed sentence that fits the document best.
+    variant: Variant  # The changed sentence that fits the document best.
     gain: float  # How much higher its best cosine to the document is than the sentence's own.
     source_index: int  # The document sentence it fits best.
 
 
-def probe(sentence_vector: np.ndarray, source_vectors: np.ndarray, found: Sequence[tuple[str, str]],
+def probe(sentence_vector: np.ndarray, source_vectors: np.ndarray, found: Sequence[Variant],
           encode: Callable[[Sequence[str]], np.ndarray]) -> dict[str, Probe]:
     """The best variant of each kind, by its rise of the best cosine to the document (negative: every variant of
     that kind fits worse than the sentence itself)."""
@@ -93,12 +102,12 @@ def probe(sentence_vector: np.ndarray, source_vectors: np.ndarray, found: Sequen
         return {}
     sources = source_vectors / np.linalg.norm(source_vectors, axis=1, keepdims=True)
     base = float(np.max(sources @ (sentence_vector / np.linalg.norm(sentence_vector))))
-    vectors = encode([variant for _, variant in found])
+    vectors = encode([variant.text for variant in found])
     similarities = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)) @ sources.T
     best: dict[str, Probe] = {}
-    for (kind, variant), row in zip(found, similarities):
+    for variant, row in zip(found, similarities):
         index = int(np.argmax(row))
         gain = float(row[index]) - base
-        if kind not in best or gain > best[kind].gain:
-            best[kind] = Probe(kind, variant, gain, index)
+        if variant.kind not in best or gain > best[variant.kind].gain:
+            best[variant.kind] = Probe(variant, gain, index)
     return best

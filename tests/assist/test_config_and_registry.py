@@ -26,7 +26,7 @@ def test_defaults_run_on_a_laptop():
     assert config.llm_backend == "offline"
     assert config.embedding_model == ""
     assert (config.llm_max_retries, config.llm_concurrency, config.llm_requests_per_minute) == (3, 4, 0)
-    assert config.offline_threshold == DEFAULT_OFFLINE_THRESHOLD == 0.35
+    assert config.offline_threshold == DEFAULT_OFFLINE_THRESHOLD == 0.55
     assert config.llm_voter_backends == ()
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from assist.llm.offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Source, analyse, opposites
 from assist.llm.offline_pairing import Document, same_stem, stem
+from assist.llm.offline_probes import names
 
 
 def items(text: str) -> list[tuple[str, str, object]]:
@@ -122,32 +123,8 @@ STUDY = Document([
 ])
 
 
-def misattributed(sentence: str) -> list[tuple[str, str, str]]:
-    return [(m.anchor, m.word, m.other) for m in STUDY.misattributions(STUDY.summary_frame(sentence))]
-
-
 def reversed_roles(sentence: str) -> list[tuple[str, str, str]]:
     return [(r.first, r.word, r.second) for r in STUDY.reversals(STUDY.summary_frame(sentence))]
-
-
-def test_a_name_given_what_the_document_says_someone_else_did_is_misattributed():
-    assert misattributed("Samuel Reyes led the two-year study.") == [("Samuel Reyes", "led", "Helena Brandt")]
-    assert misattributed("Reyes said the difference was largest on clay soils.") == [
-        ("Reyes", "difference", "Brandt")]
-
-
-def test_a_faithful_paraphrase_keeps_its_pairings():
-    assert misattributed("Helena Brandt of Marlow University led a two-year study of farm soils.") == []
-    assert misattributed("Samuel Reyes collected over 900 samples of soil.") == []
-
-
-def test_a_sentence_opening_with_a_pronoun_goes_on_about_the_previous_name_but_not_for_its_own_names_words():
-    # "Her colleague Samuel Reyes collected ...": "collected" belongs to Reyes, not to Brandt before it.
-    assert misattributed("Helena Brandt collected more than 900 soil samples.") == [
-        ("Helena Brandt", "collected", "Samuel Reyes")]
-    source = Document(["Dr Helena Brandt joined Marlow University in 2019.", "She led the soil study.",
-                       "Samuel Reyes led the water survey."])
-    assert source.misattributions(source.summary_frame("Brandt led the soil study.")) == []
 
 
 def test_two_names_in_reversed_roles_are_found_unless_the_voice_turns_them():
@@ -163,10 +140,26 @@ def test_two_numbers_in_reversed_roles_are_found():
     assert reversed_roles("Northwind will pay with £150 million of new debt and £60 million of its cash.") == []
 
 
-def test_content_words_the_document_never_uses_are_unsupported_in_any_form():
-    assert STUDY.unsupported(STUDY.summary_frame("Brandt recommends that farmers stop ploughing altogether.")) == [
-        "recommends", "stop", "ploughing", "altogether"]
-    assert STUDY.unsupported(STUDY.summary_frame("The differences were largest on the clay soil she studied.")) == []
+def test_the_document_knows_its_names_and_its_speakers():
+    # "Brandt said ..." and "Northwind will pay ...": one capitalised word opening a sentence is not taken as a name.
+    assert STUDY.names == ["Helena Brandt of Marlow University", "Samuel Reyes", "Riverside Rovers",
+                           "Castleford Athletic"]
+    dialogue = Document(["We can deliver on Friday.", "Friday suits me."], speakers=["Agent", "Customer"])
+    assert dialogue.names == ["Agent", "Customer"]
+
+
+def test_names_leave_out_articles_titles_calendar_words_and_a_lone_opening_word():
+    assert names("The Harbour Street Library opened in May.") == ["Harbour Street Library"]
+    assert names("Dr Helena Brandt met Samuel Reyes on Monday.") == ["Helena Brandt", "Samuel Reyes"]
+    assert names("Repairs close the room until March.") == []
+
+
+def test_numbers_a_reader_computes_from_two_of_the_documents_are_derived():
+    source = Source(["Of the 175 riders who started, 82 finished.", "The team had 412 staff, 173 of them abroad."])
+    derived = source.derived_numbers
+    # 175 - 82 did not finish, 175 + 82, twice 82, 173 of 412 is 42 percent, and the document's own numbers.
+    assert {93, 257, 164, 42, 175} <= derived
+    assert 94 not in derived and 1000 not in derived
 
 
 def test_stems_match_inflections_but_not_short_unrelated_words():

@@ -5,7 +5,7 @@ import pytest
 
 from assist.calibration import CalibrationError, Point, balanced_accuracy, choose_threshold
 from assist.llm.offline import OfflineSimilarityBackend
-from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION, SENTENCE
+from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION
 
 SOURCE = [
     "The new Eastfield clinic opened on Monday, 14 October, after two years of construction.",
@@ -38,18 +38,25 @@ def test_a_faithful_paraphrase_passes_and_the_reason_says_what_was_checked(backe
 def test_nothing_similar_is_out_of_article(backend):
     category, reason = judge(backend, "The striker scored twice in the second half of the cup final.")
     assert category == OUT_OF_ARTICLE
-    assert "no source sentence is close to it" in reason and "below the threshold 0.35" in reason
+    assert "no source sentence is close to it" in reason and "below the threshold 0.55" in reason
 
 
 @pytest.mark.parametrize("sentence, named", [
     ("The building cost £9.4 million, most of it paid by the county health board.", "'£9.4 million'"),
-    ("Dr Amara Lindqvist said it would serve patients who used to travel to Northampton.", "'Northampton'"),
     ("The Eastfield clinic opened on Wednesday after two years of construction.", "'Wednesday'"),
 ])
 def test_a_detail_the_document_never_states_is_an_entity_error(backend, sentence, named):
     category, reason = judge(backend, sentence)
     assert category == ENTITY
-    assert reason == f"Offline labeler (not an LLM): {named} appears nowhere in the document."
+    assert reason == (f"Offline labeler (not an LLM): {named} appears nowhere in the document, nor follows from two "
+                      "of its numbers.")
+
+
+def test_a_number_computed_from_two_of_the_documents_is_not_flagged(backend):
+    # 140 spaces less 22 rooms: a difference a reader computes.
+    category, reason = judge(backend, "The car park has 118 more spaces than the clinic has consulting rooms.")
+    assert category == NO_ERROR and "'118' follows from two of its numbers" in reason
+    assert judge(backend, "The car park has 119 more spaces than the clinic has consulting rooms.")[0] == ENTITY
 
 
 def test_a_number_swapped_in_from_elsewhere_is_an_entity_error_naming_the_source_sentence(backend):
@@ -65,10 +72,30 @@ def test_an_opposite_word_is_a_relation_error(backend):
     assert reason == "Offline labeler (not an LLM): it says 'rise' where the closest source sentence S6 says 'fall'."
 
 
-def test_a_negated_sentence_whose_sources_are_not_is_a_sentence_error(backend):
-    category, reason = judge(backend, "The Eastfield clinic has not opened yet because construction goes on.")
-    assert category == SENTENCE
-    assert reason.startswith("Offline labeler (not an LLM): it is negated while none of the closest source sentences")
+def test_a_place_the_document_does_not_have_is_caught_by_putting_the_documents_place_in(backend):
+    category, reason = judge(backend, "Dr Amara Lindqvist said it would serve patients who used to travel to "
+                                      "Northampton.")
+    assert category == ENTITY
+    assert reason.startswith("Offline labeler (not an LLM): with 'Kettering' in place of 'Northampton' it is closer "
+                             "to S4 (cosine similarity +0.")
+    assert reason.endswith("so the document may say this of 'Kettering'.")
+
+
+def test_a_detail_stated_only_far_from_the_sentences_source_is_an_entity_error(backend):
+    category, reason = judge(backend, "The clinic's 22 consulting rooms cost £8.4 million in total, about 30,000 "
+                                      "patients.")
+    assert category == ENTITY
+    assert reason.startswith("Offline labeler (not an LLM): '30,000' is stated only in sentences far from it: the "
+                             "closest of them, S4, has cosine similarity 0.")
+    # A date fused from another sentence is not held against it: "until March" where the roof work ends in March.
+    assert judge(backend, "The clinic opened in October, and its car park has 140 spaces.")[0] == NO_ERROR
+
+
+def test_a_name_the_document_lacks_is_reported_but_not_flagged_on_its_own(backend):
+    category, reason = judge(backend, "Dr Amara Lindqvist, a Swede, said it would serve about 30,000 patients who "
+                                      "used to travel to Kettering.")
+    assert category == NO_ERROR
+    assert "'Swede' is not in the document (not flagged on its own)" in reason
 
 
 PEOPLE = [
@@ -88,9 +115,13 @@ def judge_people(backend, sentence):
 def test_a_name_swapped_within_the_document_is_an_entity_error_naming_who_the_document_says(backend):
     category, reason = judge_people(backend, "Samuel Reyes led the two-year study of farm soils.")
     assert category == ENTITY
-    assert reason == ("Offline labeler (not an LLM): it pairs 'led' with 'Samuel Reyes', but the document never does; "
-                      "S1 pairs it with 'Helena Brandt'.")
+    assert reason.startswith("Offline labeler (not an LLM): with 'Helena Brandt of Marlow University' in place of "
+                             "'Samuel Reyes' it is closer to S1 (cosine similarity +0.")
+    category, reason = judge_people(backend, "Dr Helena Brandt collected more than 900 soil samples from 48 farms.")
+    assert category == ENTITY and "with 'Samuel Reyes' in place of 'Helena Brandt'" in reason
     assert judge_people(backend, "Helena Brandt of Marlow University led a two-year study of soils on farms.")[0] \
+        == NO_ERROR
+    assert judge_people(backend, "The Greenfield Foundation paid for the research with a £450,000 grant.")[0] \
         == NO_ERROR
 
 
@@ -103,14 +134,12 @@ def test_two_names_in_reversed_roles_are_a_relation_error_and_the_passive_is_not
     assert judge_people(backend, passive)[0] == NO_ERROR
 
 
-def test_an_on_topic_claim_in_words_the_document_never_uses_is_out_of_article(backend):
-    category, reason = judge_people(backend, "The team now recommends that farmers stop ploughing altogether within a "
-                                             "decade.")
-    assert category == OUT_OF_ARTICLE
-    assert reason == ("Offline labeler (not an LLM): 'team', 'recommends', 'stop', 'altogether' and 'decade' occur "
-                      "nowhere in the document, so it may state something the document does not.")
-    paraphrase = "The Greenfield Foundation paid for the research with a £450,000 grant."
-    assert judge_people(backend, paraphrase)[0] == NO_ERROR
+def test_a_word_whose_opposite_fits_the_document_better_is_a_relation_error(backend):
+    category, reason = judge_people(backend, "Riverside Rovers lost to Castleford Athletic in the county cup final.")
+    assert category == RELATION
+    assert reason.startswith("Offline labeler (not an LLM): with 'wins' in place of 'lost' it is closer to S5 "
+                             "(cosine similarity +0.")
+    assert reason.endswith("so it may reverse what the document says.")
 
 
 def test_a_sentence_gets_the_same_judgment_alone_or_inside_a_summary(backend):
@@ -130,12 +159,12 @@ def test_the_checks_can_be_switched_off_for_comparison(backend):
     similarity_only = OfflineSimilarityBackend(model_path="", checks=False)
     sentence = "The building cost £9.4 million, most of it paid by the county health board."
     assert similarity_only.label_summary(SOURCE, [sentence])[0].category == NO_ERROR
-    assert similarity_only.prompt_version == "offline-similarity/v1 threshold=0.35"
+    assert similarity_only.prompt_version == "offline-similarity/v1 threshold=0.55"
 
 
 def test_another_threshold_is_another_prompt_version_and_shares_the_document_cache(backend):
     strict = backend.with_threshold(0.99)
-    assert strict.prompt_version == "offline-checks/v3 threshold=0.99" != backend.prompt_version
+    assert strict.prompt_version == "offline-checks/v4 threshold=0.99" != backend.prompt_version
     assert strict._documents is backend._documents and backend.with_threshold(backend.threshold) is backend
     assert strict.label_summary(SOURCE, ["The clinic has 22 consulting rooms."])[0].category == OUT_OF_ARTICLE
 
