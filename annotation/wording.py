@@ -38,7 +38,7 @@ def describe_source(backend: str, model: str) -> str:
 # Annotators get sentence numbers in words, the way the page numbers the source, and no similarity numbers: a
 # cosine means nothing to them and its threshold is the manager's setting (assist.llm.offline writes these reasons).
 _MAKER = re.compile(r"^Offline (?:similarity )?(?:labeler|check)(?: \((?:not an|no) LLM\))?:\s*")
-_SIMILARITY = (r"(?:with )?cosine similarity -?\d+(?:\.\d+)?"
+_SIMILARITY = (r"(?:with )?cosine similarity [-+]?\d+(?:\.\d+)?"
                r"(?:,? (?:at or above|below) the threshold -?\d+(?:\.\d+)?)?")
 _SIMILARITY_ASIDE = re.compile(rf"\s*\({_SIMILARITY}\)|\s*{_SIMILARITY}")
 _REF = r"S(\d{1,4})"

@@ -188,9 +188,10 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
                          f"which has '{other}'")
         return ENTITY, f"{PREFIX}{'; '.join(parts)}."
     if far := findings.far_detail:
-        return ENTITY, (f"{PREFIX}'{far.item.text}' is stated only in sentences far from it: the closest of them, "
-                        f"S{far.source_index + 1}, has cosine similarity {far.score:.2f}, against {score:.2f} for "
-                        f"S{findings.best + 1}, so it may be taken from another part of the document.")
+        return ENTITY, (f"{PREFIX}'{far.item.text}' is stated only in sentences much further from it, the closest "
+                        f"being S{far.source_index + 1} (cosine similarity {far.score:.2f}), than its closest source "
+                        f"sentence S{findings.best + 1} (cosine similarity {score:.2f}), so it may be taken from "
+                        "another part of the document.")
     if found := findings.name_probe:
         return ENTITY, (f"{PREFIX}with '{found.variant.replacement}' in place of '{found.variant.replaced}' it is "
                         f"closer to S{found.source_index + 1} (cosine similarity +{found.gain:.2f}), so the "

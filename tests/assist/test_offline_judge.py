@@ -85,8 +85,8 @@ def test_a_detail_stated_only_far_from_the_sentences_source_is_an_entity_error(b
     category, reason = judge(backend, "The clinic's 22 consulting rooms cost £8.4 million in total, about 30,000 "
                                       "patients.")
     assert category == ENTITY
-    assert reason.startswith("Offline labeler (not an LLM): '30,000' is stated only in sentences far from it: the "
-                             "closest of them, S4, has cosine similarity 0.")
+    assert reason.startswith("Offline labeler (not an LLM): '30,000' is stated only in sentences much further from "
+                             "it, the closest being S4 (cosine similarity 0.")
     # A date fused from another sentence is not held against it: "until March" where the roof work ends in March.
     assert judge(backend, "The clinic opened in October, and its car park has 140 spaces.")[0] == NO_ERROR
 
