@@ -318,9 +318,15 @@ class OfflineSimilarityBackend(ChatBackend):
         if not self.checks:
             return [inspect(source, sentence, row, checks=False)
                     for sentence, row in zip(summary_sentences, similarities)]
-        return [inspect(source, sentence, row, probes=probe(vector, source_vectors, variants(sentence, source.names),
-                                                            self.encode))
-                for sentence, row, vector in zip(summary_sentences, similarities, summary_vectors)]
+        made = [variants(sentence, source.names) for sentence in summary_sentences]
+        # One call for every variant of the summary: the model's batches fill, which is most of the probes' cost.
+        texts = [variant.text for found in made for variant in found]
+        vectors = self.encode(texts) if texts else np.zeros((0, source_vectors.shape[1]), dtype=np.float32)
+        ends = np.cumsum([len(found) for found in made])
+        return [inspect(source, sentence, row,
+                        probes=probe(vector, source_vectors, found, vectors[end - len(found):end]))
+                for sentence, row, vector, found, end in zip(summary_sentences, similarities, summary_vectors, made,
+                                                             ends)]
 
     def judge(
         self,

@@ -16,7 +16,7 @@ finding were chosen on the tuning sets (benchmarks/offline_judge.py).
 """
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,14 +95,13 @@ class Probe:
 
 
 def probe(sentence_vector: np.ndarray, source_vectors: np.ndarray, found: Sequence[Variant],
-          encode: Callable[[Sequence[str]], np.ndarray]) -> dict[str, Probe]:
+          vectors: np.ndarray) -> dict[str, Probe]:
     """The best variant of each kind, by its rise of the best cosine to the document (negative: every variant of
-    that kind fits worse than the sentence itself)."""
+    that kind fits worse than the sentence itself). `vectors`: the variants' embeddings, in order."""
     if not found:
         return {}
     sources = source_vectors / np.linalg.norm(source_vectors, axis=1, keepdims=True)
     base = float(np.max(sources @ (sentence_vector / np.linalg.norm(sentence_vector))))
-    vectors = encode([variant.text for variant in found])
     similarities = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)) @ sources.T
     best: dict[str, Probe] = {}
     for variant, row in zip(found, similarities):
