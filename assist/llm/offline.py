@@ -37,7 +37,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from .base import ChatBackend, Completion, Message, NotSupported
 from .offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Item, analyse, opposites
 from .offline_pairing import Document, Reversal
 from .offline_probes import NAME as NAME_PROBE
-from .offline_probes import OPPOSITE_WORD, Probe, probe, variants
+from .offline_probes import NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
 
 PROMPT_VERSION = "offline-checks/v4"
 QUOTE_WORDS = 12
@@ -134,8 +134,7 @@ class Findings:
                     or self.reversed or self.opposite_probe)
 
 
-def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks: bool = True,
-            probes: dict[str, Probe] | None = None) -> Findings:
+def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks: bool = True) -> Findings:
     """Findings for one summary sentence from its similarity to each source sentence (one row)."""
     order = np.argsort(-similarities, kind="stable")
     closest = tuple(int(i) for i in order[:CLOSEST])
@@ -165,7 +164,7 @@ def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks
         outside = outside or not set(where) & set(closest)
     return Findings(best, float(similarities[best]), closest, tuple(items), absent, conflicts, opposite,
                     reversed=tuple(source.reversals(source.summary_frame(sentence, analysis))), far=far,
-                    outside=outside, probes=probes or {}, unknown_names=unknown_names, derived=derived)
+                    outside=outside, unknown_names=unknown_names, derived=derived)
 
 
 def decide(findings: Findings, source_sentences: Sequence[str], threshold: float) -> tuple[str, str]:
@@ -318,15 +317,31 @@ class OfflineSimilarityBackend(ChatBackend):
         if not self.checks:
             return [inspect(source, sentence, row, checks=False)
                     for sentence, row in zip(summary_sentences, similarities)]
-        made = [variants(sentence, source.names) for sentence in summary_sentences]
-        # One call for every variant of the summary: the model's batches fill, which is most of the probes' cost.
-        texts = [variant.text for found in made for variant in found]
-        vectors = self.encode(texts) if texts else np.zeros((0, source_vectors.shape[1]), dtype=np.float32)
-        ends = np.cumsum([len(found) for found in made])
-        return [inspect(source, sentence, row,
-                        probes=probe(vector, source_vectors, found, vectors[end - len(found):end]))
-                for sentence, row, vector, found, end in zip(summary_sentences, similarities, summary_vectors, made,
-                                                             ends)]
+        found = [inspect(source, sentence, row) for sentence, row in zip(summary_sentences, similarities)]
+        # The probes run only where no earlier check has decided (decide's order): they are most of the cost.
+        nearby = [source.names_near(np.argsort(-row, kind="stable")[:NAME_SOURCES]) for row in similarities]
+        found = self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, NAME_PROBE,
+                             lambda f: not (f.absent or f.conflicts or f.far_detail))
+        return self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, OPPOSITE_WORD,
+                            lambda f: not (f.absent or f.conflicts or f.far_detail or f.name_probe or f.opposites
+                                           or f.reversed))
+
+    def _probed(self, found: list[Findings], sentences: Sequence[str], nearby: list[list[str]],
+                source_vectors: np.ndarray, summary_vectors: np.ndarray, kind: str,
+                needed: Callable[[Findings], bool]) -> list[Findings]:
+        """`found` with the probe of `kind` added where `needed`; every variant embedded in one call, so the
+        model's batches fill."""
+        made = [variants(sentence, names, kind) if needed(f) else []
+                for sentence, names, f in zip(sentences, nearby, found)]
+        texts = [variant.text for variants_made in made for variant in variants_made]
+        if not texts:
+            return found
+        vectors = self.encode(texts)
+        ends = np.cumsum([len(variants_made) for variants_made in made])
+        return [replace(f, probes={**f.probes, **probe(vector, source_vectors, variants_made,
+                                                      vectors[end - len(variants_made):end])})
+                if variants_made else f
+                for f, vector, variants_made, end in zip(found, summary_vectors, made, ends)]
 
     def judge(
         self,

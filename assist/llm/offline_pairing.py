@@ -160,7 +160,13 @@ class Document(Source):
         super().__init__(sentences, speakers)
         self.frames = [frame(text, self.checked_items(analysis)) for text, analysis in
                        zip(self.sentences, self.analyses)]
-        self.names = list(dict.fromkeys([name for text in self.sentences for name in names(text)] + speakers))
+        self.sentence_names = [names(text) for text in self.sentences]
+        self.speakers = speakers
+        self.names = list(dict.fromkeys([name for found in self.sentence_names for name in found] + speakers))
+
+    def names_near(self, indices: Sequence[int]) -> list[str]:
+        """The names of the sentences at `indices`, then the speakers: who a sentence close to these may be about."""
+        return list(dict.fromkeys([name for i in indices for name in self.sentence_names[i]] + self.speakers))
 
     def summary_frame(self, sentence: str, analysis: Analysis | None = None) -> Frame:
         """The summary sentence's frame. The words its numbers count are left out: the number checks judge them

@@ -7,7 +7,8 @@ holds for a word turned into its opposite ("the strike ended" where it continued
 similarity with any such change. The probes make those variants, embed them with the labeler's model, and report the
 largest rise of the best cosine to the document, per kind:
 
-- name: each name of the sentence replaced by each other name of the document (speaker labels included);
+- name: each name of the sentence replaced by each other name of the NAME_SOURCES document sentences most
+  similar to it (and each speaker label): the passage a swapped name comes from is the one the sentence retells;
 - opposite: each word with an opposite (rose/fell, approved/rejected, before/after) replaced by it.
 
 This compares the sentence with itself, so paraphrase does not count against it, unlike a fixed similarity
@@ -24,7 +25,8 @@ import numpy as np
 from .offline_checks import OPPOSITE, fold
 
 NAME, OPPOSITE_WORD = "name", "opposite"
-MAX_VARIANTS = 48  # Per kind and sentence: enough for the names of a long document, bounded in time.
+MAX_VARIANTS = 48  # Per name or sentence: bounded in time whatever the document.
+NAME_SOURCES = 6  # The names tried come from this many source sentences most similar to the summary sentence.
 
 _NAME_WORD = r"[A-Z][\w-]*(?:['’][A-Z][\w-]*)?"
 # A run of capitalised words, with "of", "de", "van" ... inside: a name as a summary writes it.
@@ -70,8 +72,15 @@ class Variant:
     replacement: str  # What the variant says instead.
 
 
-def variants(sentence: str, document_names: Sequence[str]) -> list[Variant]:
-    """The sentence with one name or one opposite word changed."""
+def variants(sentence: str, document_names: Sequence[str], kind: str) -> list[Variant]:
+    """The sentence with one name (kind NAME) or one opposite word (OPPOSITE_WORD) changed."""
+    if kind == OPPOSITE_WORD:
+        flips = []
+        for match in re.finditer(r"[A-Za-z]+", sentence):
+            for opposite in sorted(OPPOSITE.get(match.group().lower(), ())):
+                flips.append(Variant(OPPOSITE_WORD, sentence[:match.start()] + opposite + sentence[match.end():],
+                                     match.group(), opposite))
+        return flips[:MAX_VARIANTS]
     made: list[Variant] = []
     own = names(sentence)
     others = [name for name in dict.fromkeys(document_names) if not any(_same(name, mine) for mine in own)]
@@ -79,12 +88,7 @@ def variants(sentence: str, document_names: Sequence[str]) -> list[Variant]:
         at = sentence.find(mine)
         made += [Variant(NAME, sentence[:at] + other + sentence[at + len(mine):], mine, other)
                  for other in others][:MAX_VARIANTS]
-    flips = []
-    for match in re.finditer(r"[A-Za-z]+", sentence):
-        for opposite in sorted(OPPOSITE.get(match.group().lower(), ())):
-            flips.append(Variant(OPPOSITE_WORD, sentence[:match.start()] + opposite + sentence[match.end():],
-                                 match.group(), opposite))
-    return made + flips[:MAX_VARIANTS]
+    return made
 
 
 @dataclass(frozen=True)
