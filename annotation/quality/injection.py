@@ -50,8 +50,10 @@ FOREIGN_SAMPLE = 400
 CERTAINLY_FOREIGN_BELOW = 0.7
 # HITs whose units are read, and rows written, per statement.
 LAYOUT_BATCH = 1000
-# Name-swap candidates judged per model call.
+# Name-swap candidates judged per model call, and at most this many per check: the labeler's name probes catch
+# most swaps, and a build must not judge every name of a long document for each check.
 NAME_SWAP_BATCH = 8
+NAME_SWAP_TRIES = 24
 
 
 def seeded(*parts) -> random.Random:
@@ -272,8 +274,8 @@ class Injection:
         """A sentence of the HIT's document with one name exchanged that the labeler judges "no error", when the
         document has one: the check where the offline AI is wrong."""
         source, _ = self.vectors.get(hit.document)
-        candidates = (swap for swap in name_swaps(source, seeded(hit.public_id, "name-swap", unit.position))
-                      if swap.text not in avoid)
+        candidates = islice((swap for swap in name_swaps(source, seeded(hit.public_id, "name-swap", unit.position))
+                             if swap.text not in avoid), NAME_SWAP_TRIES)
         # Judged a few at a time (one model call for several candidates), in the candidates' seeded order.
         while chunk := list(islice(candidates, NAME_SWAP_BATCH)):
             judged = self.vectors.offline_judgments(self.labeler, hit.document, [swap.text for swap in chunk])

@@ -68,6 +68,9 @@ NAME_GAIN = 0.08
 NAME_GAIN_OUTSIDE = 0.02
 # - the opposite of one of its words raises its best cosine by this much.
 OPPOSITE_GAIN = 0.05
+# The probes compare a sentence with the passage it retells; below this cosine no source sentence retells it, and
+# a one-word change says nothing (it also spares the probes' cost on sentences of another document).
+PROBE_FLOOR = 0.4
 _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries, which usually come next.
 
 
@@ -321,10 +324,10 @@ class OfflineSimilarityBackend(ChatBackend):
         # The probes run only where no earlier check has decided (decide's order): they are most of the cost.
         nearby = [source.names_near(np.argsort(-row, kind="stable")[:NAME_SOURCES]) for row in similarities]
         found = self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, NAME_PROBE,
-                             lambda f: not (f.absent or f.conflicts or f.far_detail))
+                             lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail))
         return self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, OPPOSITE_WORD,
-                            lambda f: not (f.absent or f.conflicts or f.far_detail or f.name_probe or f.opposites
-                                           or f.reversed))
+                            lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail
+                                                                      or f.name_probe or f.opposites or f.reversed))
 
     def _probed(self, found: list[Findings], sentences: Sequence[str], nearby: list[list[str]],
                 source_vectors: np.ndarray, summary_vectors: np.ndarray, kind: str,

@@ -26,7 +26,7 @@ from .offline_checks import OPPOSITE, fold
 
 NAME, OPPOSITE_WORD = "name", "opposite"
 MAX_VARIANTS = 48  # Per name or sentence: bounded in time whatever the document.
-NAME_SOURCES = 6  # The names tried come from this many source sentences most similar to the summary sentence.
+NAME_SOURCES = 3  # The names tried come from this many source sentences most similar to the summary sentence.
 
 _NAME_WORD = r"[A-Z][\w-]*(?:['’][A-Z][\w-]*)?"
 # A run of capitalised words, with "of", "de", "van" ... inside: a name as a summary writes it.
