@@ -1,14 +1,16 @@
 """The offline pre-labeler on hand-written sentences with planted errors: balanced accuracy of "has an error",
 similarity alone (the first offline labeler) against similarity plus the rule-based checks.
 
-    python -m benchmarks.offline_judge [--set dev|eval|tune2|both|tuning|blind] [--threshold 0.35] [--demo] [--show]
+    python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|both|tuning|blind|blind2] [--threshold 0.55]
+                                       [--demo] [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
-domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases and fused
-sentences). The tuning sets: dev, eval (held out once, seen since) and tune2 (name swaps, role reversals, number
-swaps and unsupported claims). The blind set was written by someone who never saw the checks; it is reported apart
-from the tuning sets, and its sentences are never printed (`--show` is refused for it), so that nobody tunes on it.
-`--set both` is dev and eval, `--set tuning` all three tuning sets.
+domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases, fused
+sentences and derived facts). The tuning sets: dev, eval (held out once, seen since), tune2 (name swaps, role
+reversals, number swaps and unsupported claims) and tune3-tune5 (written by three people who had not read the
+checks; the v4 thresholds were chosen on all six). The blind sets were written by someone who never saw the checks;
+they are reported apart from the tuning sets, and their sentences are never printed (`--show` is refused for them),
+so that nobody tunes on them. `--set both` is dev and eval, `--set tuning` all six tuning sets.
 Documents are segmented as the import does (corpus.segmentation), sentences embedded with the configured model.
 `--demo` also counts how many sentences of the demo dataset (annotation/demo/demo.jsonl) each labeler flags, and
 how many of the demo's planted errors (listed below by hand, never used for tuning) it catches.
