@@ -30,7 +30,7 @@ summary.
 Measured on hand-written sentences with planted errors (benchmarks/offline_judge.py, results in
 benchmarks/RESULTS.md). What it cannot see: a wrong verb with no opposite in its list ("charged" for "convicted"), a
 reversed cause and effect, a contradiction without an opposite word, an addition that stays on topic in the
-document's own words; and about a third of faithful, heavily reworded sentences are flagged on the newer sets.
+document's own words; and a quarter to a third of faithful, heavily reworded sentences are flagged on the newer sets.
 """
 
 import hashlib
