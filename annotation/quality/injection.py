@@ -53,7 +53,7 @@ LAYOUT_BATCH = 1000
 # Name-swap candidates judged per model call, and at most this many per check: the labeler's name probes catch
 # most swaps, and a build must not judge every name of a long document for each check.
 NAME_SWAP_BATCH = 8
-NAME_SWAP_TRIES = 24
+NAME_SWAP_TRIES = 48
 
 
 def seeded(*parts) -> random.Random:

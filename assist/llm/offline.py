@@ -72,6 +72,9 @@ OPPOSITE_GAIN = 0.05
 # a one-word change says nothing (it also spares the probes' cost on sentences of another document).
 PROBE_FLOOR = 0.4
 _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries, which usually come next.
+# Probe variants' vectors kept per process (about 1.5 KB each): a document's sentences are judged again when its
+# other summaries, its attention checks and a re-run of the assistance come, with the same variants.
+_VARIANTS_KEPT = 20_000
 
 
 def quote(text: str, words: int = QUOTE_WORDS) -> str:
@@ -246,6 +249,7 @@ class OfflineSimilarityBackend(ChatBackend):
         # Stored with every pre-label: which embedding model, which release, decided it.
         self.model = identity or str(embeddings.model_identity(model_path))
         self._documents: OrderedDict[str, tuple[np.ndarray | None, Document | None]] = OrderedDict()
+        self._variants: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -339,12 +343,26 @@ class OfflineSimilarityBackend(ChatBackend):
         texts = [variant.text for variants_made in made for variant in variants_made]
         if not texts:
             return found
-        vectors = self.encode(texts)
+        vectors = self._variant_vectors(texts)
         ends = np.cumsum([len(variants_made) for variants_made in made])
         return [replace(f, probes={**f.probes, **probe(vector, source_vectors, variants_made,
                                                       vectors[end - len(variants_made):end])})
                 if variants_made else f
                 for f, vector, variants_made, end in zip(found, summary_vectors, made, ends)]
+
+    def _variant_vectors(self, texts: list[str]) -> np.ndarray:
+        """The variants' embeddings, from the process's cache where it has them; the others in one call."""
+        with self._lock:
+            known = {text: self._variants[text] for text in texts if text in self._variants}
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:
+            fresh = dict(zip(missing, self.encode(missing)))
+            known.update(fresh)
+            with self._lock:
+                self._variants.update(fresh)
+                while len(self._variants) > _VARIANTS_KEPT:
+                    self._variants.popitem(last=False)
+        return np.stack([known[text] for text in texts])
 
     def judge(
         self,
