@@ -113,6 +113,8 @@ _OPPOSITES = [
 OPPOSITE = {word: other for left, right in _OPPOSITES for words, other in ((left, right), (right, left))
             for word in words}
 HEDGE_TOLERANCE = 0.10
+DERIVE_ALL = 150  # Up to this many distinct numbers in a document, every pair of them may be combined.
+DERIVE_NEAR = 2
 _SHORT_UNITS = {"km", "kg", "mg", "ml", "cm", "mm", "mi", "lb", "oz", "ft", "hr", "yr", "gb", "mb", "kw"}
 
 
@@ -379,15 +381,23 @@ class Source:
     @cached_property
     def derived_numbers(self) -> frozenset[float]:
         """Numbers a reader computes from two of the document's: a sum, a difference, a product, a ratio or a whole
-        percentage ("93 did not finish" from "175 started" and "82 finished"; "twice as many"), to 6 places."""
-        numbers = sorted(set().union(*(analysis.numbers for analysis in self.analyses)))
+        percentage ("93 did not finish" from "175 started" and "82 finished"; "twice as many"), to 6 places. A long
+        document with more than DERIVE_ALL numbers pairs each number only with those of its sentence and the next
+        DERIVE_NEAR sentences, so the set grows with the document rather than with its square."""
+        numbers = set().union(*(analysis.numbers for analysis in self.analyses))
+        if len(numbers) <= DERIVE_ALL:
+            groups = [sorted(numbers)]
+        else:
+            groups = [sorted(set().union(*(a.numbers for a in self.analyses[start:start + DERIVE_NEAR + 1])))
+                      for start in range(len(self.analyses))]
         derived = set()
-        for index, first in enumerate(numbers):
-            for second in numbers[index:]:
-                derived |= {first + second, abs(second - first), first * second}
-                if first and second:  # Also as a whole percentage: "42 percent" of 412 is 173.
-                    derived |= {second / first, first / second, round(100 * first / second),
-                                round(100 * second / first)}
+        for group in groups:
+            for index, first in enumerate(group):
+                for second in group[index:]:
+                    derived |= {first + second, abs(second - first), first * second}
+                    if first and second:  # Also as a whole percentage: "42 percent" of 412 is 173.
+                        derived |= {second / first, first / second, round(100 * first / second),
+                                    round(100 * second / first)}
         return frozenset(round(value, 6) for value in derived) | frozenset(numbers)
 
     def checked_items(self, analysis: Analysis) -> list[Item]:

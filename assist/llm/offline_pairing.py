@@ -47,7 +47,6 @@ _PRONOUNS = {"he", "she", "they", "it", "his", "her", "their", "its", "him", "th
 _PASSIVE_MARK = "by"
 
 
-
 def stem(word: str) -> str:
     """"collected" -> "collect", "closures" -> "closur", "studied" -> "study": a common ending cut, at most six
     letters kept."""

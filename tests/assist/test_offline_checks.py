@@ -183,3 +183,12 @@ def test_a_number_with_its_unit_after_of_is_the_same_count():
     [swapped] = [item for item in analyse("The samples came from 12 farms.").items if item.kind == NUMBER]
     assert Source(["Samples came from 48 farms.", "A follow-up will test 12 fields."]).conflict(swapped, [0]) == (
         0, "48 farms")
+
+
+def test_a_long_document_derives_numbers_only_from_nearby_sentences():
+    # 200 sentences, 400 numbers: all pairs would be 80,000; each sentence is paired with the next two only.
+    source = Source([f"Station {n} counted {n * 1000 + 7} birds." for n in range(200)])
+    derived = source.derived_numbers
+    assert 1000 in derived  # The birds of one station less those of the next.
+    assert 199_000 not in derived  # Station 199's birds less station 0's: too far apart.
+    assert len(derived) < 20_000
