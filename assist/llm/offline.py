@@ -154,7 +154,7 @@ def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks
     # invented person, on the tuning sets; a number the document lacks may be computed from two of its numbers.
     unknown_names = tuple(item.text for item in missing if item.kind == NAME)
     absent = tuple(item for item in missing if item.kind in (DATE, TIME, PLACEHOLDER) or (
-        item.kind == NUMBER and not item.values & source.derived_numbers))
+        item.kind == NUMBER and not {round(value, 6) for value in item.values} & source.derived_numbers))
     derived = tuple(item.text for item in missing if item.kind == NUMBER and item not in absent)
     present = [item for item in items if item not in missing]
     conflicts = tuple((item, *found) for item in present for found in [source.conflict(item, closest)] if found)
