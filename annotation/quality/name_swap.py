@@ -1,11 +1,12 @@
 """Sentences of a document with one name exchanged for another name of the same document: an entity error (paper
 appendix C, table 11: a wrong person, place or organisation in an otherwise faithful sentence).
 
-The offline labeler cannot see this error by construction: every name it checks is in the document, no number,
-negation or opposite word changes, and the embedding barely moves. So when the offline labeler is the AI an FV check
-shows, such a sentence is a check whose genuine AI judgment is "no error" while the sentence is certainly wrong: the
-check that catches an annotator who follows the AI (paper G.3), which a foreign sentence cannot give once the labeler
-flags every foreign sentence.
+The offline labeler misses many of these: every name is in the document and no number or word changes, though its
+name probes catch a swap when the right name fits the sentence's passage clearly better. When the offline labeler is
+the AI an FV check shows, a swap it passes is a check whose genuine AI judgment is "no error" while the sentence is
+certainly wrong: the check that catches an annotator who follows the AI (paper G.3), which a foreign sentence cannot
+give once the labeler flags every foreign sentence. The build tries candidates until the labeler passes one
+(annotation.quality.injection, NAME_SWAP_TRIES).
 
 Pure functions of the document's sentences, so a build finds the same candidates every time.
 """
