@@ -119,11 +119,12 @@ elif step == "agreement":
 elif step == "analytics":
     # The analytics page's figures, computed as its job does (the page then reads them: the "pages" step).
     from corpus.models import Job
-    from exports.figures import figures_run, figures_start
+    from corpus.snapshots import numbers_run, numbers_update
+    from exports.job_kinds import ANALYTICS
     project = Project.objects.get(slug=args["slug"])
-    for include_simulated in (False, True):
-        job = figures_start(project=project, include_simulated=include_simulated)
-        figures_run(job_id=job.pk)
+    for variant in ("", "simulated"):
+        job = numbers_update(project, ANALYTICS, variant)
+        numbers_run(job_id=job.pk)
         job.refresh_from_db()
         assert job.status == Job.Status.DONE, job.error
     out.update(jobs=2)
