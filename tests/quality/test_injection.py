@@ -40,10 +40,12 @@ def test_fv_checks_show_the_offline_labelers_own_judgment_and_half_of_them_a_wro
     checks = list(AttentionCheck.objects.filter(unit__hit__project=big_project, unit__task="fv")
                   .select_related("unit__hit__document", "origin_document"))
     # With the offline labeler a check shows the labeler's own judgment of its sentence. It flags every foreign
-    # sentence of this corpus, so the checks where the AI must be contradicted exchange a name instead; half each.
+    # sentence of this corpus, so the checks where the AI must be contradicted exchange a name instead; half are
+    # meant to, but the labeler's name probes catch some swaps, and a document whose every tried swap is caught
+    # gives an "AI says error" check instead (NAME_SWAP_TRIES): at least a quarter, never none.
     kinds = Counter(check.kind for check in checks)
     assert set(kinds) == {Kind.FV_AI_SAYS_ERROR, Kind.FV_NAME_SWAPPED}
-    assert abs(kinds[Kind.FV_AI_SAYS_ERROR] - kinds[Kind.FV_NAME_SWAPPED]) <= 2
+    assert kinds[Kind.FV_NAME_SWAPPED] >= len(checks) / 4
     for check in checks:
         unit = check.unit
         assert unit.summary_sentence_id is None and unit.keyfact_id is None
