@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # Chosen with the other offline thresholds on the tuning sets: see assist/llm/offline.py and benchmarks/RESULTS.md.
-DEFAULT_OFFLINE_THRESHOLD = 0.55
+DEFAULT_OFFLINE_THRESHOLD = 0.4
 
 
 class ConfigError(Exception):

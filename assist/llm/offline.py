@@ -34,6 +34,7 @@ document's own words; and a quarter to a third of faithful, heavily reworded sen
 """
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -46,13 +47,15 @@ from assist.config import DEFAULT_OFFLINE_THRESHOLD
 from assist.contextual_mapping import similarity_matrix
 from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION, SentenceJudgement
 
+from . import offline_verifier
 from .base import ChatBackend, Completion, Message, NotSupported
 from .offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Item, analyse, opposites
 from .offline_pairing import Document, Reversal
 from .offline_probes import NAME as NAME_PROBE
 from .offline_probes import NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
+from .offline_verifier import passage
 
-PROMPT_VERSION = "offline-checks/v4"
+PROMPT_VERSION = "offline-checks/v5"
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
 PREFIX = "Offline labeler (not an LLM): "
@@ -68,6 +71,9 @@ NAME_GAIN = 0.08
 NAME_GAIN_OUTSIDE = 0.02
 # - the opposite of one of its words raises its best cosine by this much.
 OPPOSITE_GAIN = 0.05
+# - the verifier (assist/llm/offline_verifier.py) gives a probability above this that the sentence's passage does
+#   not support it.
+VERIFIER_THRESHOLD = 0.7
 # The probes compare a sentence with the passage it retells; below this cosine no source sentence retells it, and
 # a one-word change says nothing (it also spares the probes' cost on sentences of another document).
 PROBE_FLOOR = 0.4
@@ -75,6 +81,7 @@ _DOCUMENTS_KEPT = 16  # A document's vectors are reused for its other summaries,
 # Probe variants' vectors kept per process (about 1.5 KB each): a document's sentences are judged again when its
 # other summaries, its attention checks and a re-run of the assistance come, with the same variants.
 _VARIANTS_KEPT = 20_000
+_SHIPPED = object()  # The verifier argument's default: the model shipped with the labeler.
 
 
 def quote(text: str, words: int = QUOTE_WORDS) -> str:
@@ -117,6 +124,7 @@ class Findings:
     probes: dict[str, Probe] = field(default_factory=dict)  # The best variant of each kind (offline_probes).
     unknown_names: tuple[str, ...] = ()  # Names the document does not have: reported, not flagged.
     derived: tuple[str, ...] = ()  # Numbers the document does not state but that follow from two of its numbers.
+    verifier: float | None = None  # The verifier's probability that its passage does not support it (None: not run).
 
     @property
     def name_probe(self) -> Probe | None:
@@ -134,8 +142,16 @@ class Findings:
         return self.far if self.far and self.score - self.far.score > FAR_DETAIL else None
 
     @property
+    def unsupported(self) -> bool:
+        """The verifier finds the sentence unsupported by its passage."""
+        return self.verifier is not None and self.verifier > VERIFIER_THRESHOLD
+
+    @property
     def content_flag(self) -> bool:
-        """Flagged by a check other than similarity (whatever the threshold)."""
+        """Flagged above the similarity threshold (whatever the threshold): by the verifier where it ran, by the
+        checks otherwise (`decide`)."""
+        if self.verifier is not None:
+            return self.unsupported
         return bool(self.absent or self.conflicts or self.far_detail or self.name_probe or self.opposites
                     or self.reversed or self.opposite_probe)
 
@@ -163,7 +179,7 @@ def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks
     for item in present:
         if item.kind not in FAR_KINDS:
             continue
-        where = source.where(item) or list(range(len(source.sentences)))
+        where = _where_named(source, item, present, sentence) or list(range(len(source.sentences)))
         nearest = max(where, key=lambda i: similarities[i])
         if far is None or similarities[nearest] < far.score:
             far = FarDetail(item, nearest, float(similarities[nearest]))
@@ -173,15 +189,63 @@ def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks
                     outside=outside, unknown_names=unknown_names, derived=derived)
 
 
+def _where_named(source: Document, item: Item, present: Sequence[Item], sentence: str) -> list[int]:
+    """The source sentences that state the item; for a word of a name, those that state any word of the same name:
+    "Aileen Morrow" is stated where the document says "Morrow" again."""
+    where = set(source.where(item))
+    if item.kind == NAME:
+        run = [other for other in present if other.kind == NAME]
+        run.sort(key=lambda other: other.span)
+        at = run.index(item)
+        left = at
+        while left > 0 and _joined(sentence, run[left - 1], run[left]):
+            left -= 1
+        right = at
+        while right + 1 < len(run) and _joined(sentence, run[right], run[right + 1]):
+            right += 1
+        for other in run[left:right + 1]:
+            where.update(source.where(other))
+    return sorted(where)
+
+
+def _joined(sentence: str, first: Item, second: Item) -> bool:
+    """Two capitalised words of one name: next to each other, or joined by a particle ("Ana de Souza")."""
+    return bool(re.fullmatch(r"\s+(?:(?:of|de|van|von|la|le|du|del|da)\s+)?", sentence[first.span[1]:second.span[0]]))
+
+
 def decide(findings: Findings, source_sentences: Sequence[str], threshold: float) -> tuple[str, str]:
-    """(category, reason) from the findings and a similarity threshold."""
-    closest, score = findings.closest, findings.score
+    """(category, reason) from the findings and a similarity threshold.
+
+    Below the threshold no source sentence retells the sentence: out of article. Above it, where the verifier ran,
+    the verifier decides and the checks explain: a flagged sentence takes the category and the reason of the first
+    check that names a detail (or, with none, `_unsupported`'s); a sentence the verifier passes is not flagged,
+    and the reason reports what a check noted. Without the verifier the checks decide, in `_checked`'s order.
+    """
+    score = findings.score
     if score < threshold:
         best = findings.best
         return OUT_OF_ARTICLE, (
             f"{PREFIX}no source sentence is close to it: the closest is S{best + 1} "
             f"(\"{quote(source_sentences[best])}\") with cosine similarity {score:.2f}, below the threshold "
             f"{threshold:.2f}, so it may state something the document does not.")
+    category, reason = _checked(findings, threshold)
+    if findings.verifier is None:
+        return category, reason
+    score_said = f"score {findings.verifier:.2f} for unsupported"
+    if findings.unsupported:
+        if category == NO_ERROR:
+            return _unsupported(findings)
+        return category, f"{reason[:-1]}; the verifier model agrees ({score_said}, above {VERIFIER_THRESHOLD:.2f})."
+    supported = (f"the verifier model finds it supported by its closest source sentences "
+                 f"({score_said}, at or below {VERIFIER_THRESHOLD:.2f})")
+    if category == NO_ERROR:
+        return NO_ERROR, f"{reason[:-len(' Its meaning is not checked.')]} {supported[0].upper()}{supported[1:]}."
+    return NO_ERROR, f"{PREFIX}{supported}, so it is not flagged; a check noted: {reason[len(PREFIX):]}"
+
+
+def _checked(findings: Findings, threshold: float) -> tuple[str, str]:
+    """(category, reason) from the checks alone, for a sentence at or above the similarity threshold."""
+    closest, score = findings.closest, findings.score
     if findings.absent or findings.conflicts:
         parts = []
         if findings.absent:
@@ -229,6 +293,19 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
                       "checked.")
 
 
+def _unsupported(findings: Findings) -> tuple[str, str]:
+    """The verifier's finding, when no check names a detail: the category from what the sentence's details are."""
+    said = (f"{PREFIX}the verifier model finds it unsupported by its closest source sentences "
+            f"{_names(sorted(findings.closest))} (score {findings.verifier:.2f}, above {VERIFIER_THRESHOLD:.2f})")
+    if findings.unknown_names:
+        return OUT_OF_ARTICLE, (f"{said}, and it names {_listing(findings.unknown_names)}, which the document does "
+                                "not.")
+    if findings.outside:
+        return ENTITY, f"{said}, and one of its details is stated only elsewhere in the document."
+    return RELATION, (f"{said}; its details are in the document, so what it says of them may be wrong. The model "
+                      "can be wrong: check the sentence against those sentences.")
+
+
 class OfflineSimilarityBackend(ChatBackend):
     name = "offline-similarity"
     label = "Offline labeler"
@@ -241,6 +318,7 @@ class OfflineSimilarityBackend(ChatBackend):
         encode: Callable[[Sequence[str]], np.ndarray] | None = None,
         identity: str | None = None,
         checks: bool = True,
+        verifier: "offline_verifier.Verifier | None | object" = _SHIPPED,
     ) -> None:
         self.threshold = threshold
         self.model_path = model_path
@@ -250,6 +328,8 @@ class OfflineSimilarityBackend(ChatBackend):
         self.model = identity or str(embeddings.model_identity(model_path))
         self._documents: OrderedDict[str, tuple[np.ndarray | None, Document | None]] = OrderedDict()
         self._variants: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._scores: OrderedDict[str, float] = OrderedDict()
+        self.verifier = offline_verifier.shared() if verifier is _SHIPPED else verifier
         self._lock = threading.Lock()
 
     @property
@@ -327,11 +407,34 @@ class OfflineSimilarityBackend(ChatBackend):
         found = [inspect(source, sentence, row) for sentence, row in zip(summary_sentences, similarities)]
         # The probes run only where no earlier check has decided (decide's order): they are most of the cost.
         nearby = [source.names_near(np.argsort(-row, kind="stable")[:NAME_SOURCES]) for row in similarities]
+        found = self._verified(found, source_sentences, summary_sentences, similarities)
         found = self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, NAME_PROBE,
                              lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail))
         return self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, OPPOSITE_WORD,
                             lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail
                                                                       or f.name_probe or f.opposites or f.reversed))
+
+    def _verified(self, found: list[Findings], source_sentences: Sequence[str], sentences: Sequence[str],
+                  similarities: np.ndarray) -> list[Findings]:
+        """`found` with the verifier's score added, when the verifier is shipped. Scored one pair at a time: a
+        batch pads its inputs to one length, which moves a score in its last digits, and a judgment must not depend
+        on the other sentences of its summary."""
+        if self.verifier is None or not self.verifier.available:
+            return found
+        scored = []
+        for f, sentence, row in zip(found, sentences, similarities):
+            pair = (passage(source_sentences, row), sentence)
+            key = hashlib.sha256("\x1f".join(pair).encode()).hexdigest()
+            with self._lock:
+                score = self._scores.get(key)
+            if score is None:
+                [score] = self.verifier.scores([pair])
+                with self._lock:
+                    self._scores[key] = score
+                    while len(self._scores) > _VARIANTS_KEPT:
+                        self._scores.popitem(last=False)
+            scored.append(replace(f, verifier=float(score)))
+        return scored
 
     def _probed(self, found: list[Findings], sentences: Sequence[str], nearby: list[list[str]],
                 source_vectors: np.ndarray, summary_vectors: np.ndarray, kind: str,

