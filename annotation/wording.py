@@ -36,11 +36,13 @@ def describe_source(backend: str, model: str) -> str:
 # --- The AI's reason as an annotator reads it. The stored reason keeps the offline labeler's numbers (cosine
 # similarity, threshold) and the "S12" references the LLM prompts ask for; managers' pages show it as stored.
 # Annotators get sentence numbers in words, the way the page numbers the source, and no similarity numbers: a
-# cosine means nothing to them and its threshold is the manager's setting (assist.llm.offline writes these reasons).
+# cosine means nothing to them and its threshold is the manager's setting; nor does the verifier model's score
+# (assist.llm.offline writes these reasons).
 _MAKER = re.compile(r"^Offline (?:similarity )?(?:labeler|check)(?: \((?:not an|no) LLM\))?:\s*")
 _SIMILARITY = (r"(?:with )?cosine similarity [-+]?\d+(?:\.\d+)?"
                r"(?:,? (?:at or above|below) the threshold -?\d+(?:\.\d+)?)?")
-_SIMILARITY_ASIDE = re.compile(rf"\s*\({_SIMILARITY}\)|\s*{_SIMILARITY}")
+_SIMILARITY_ASIDE = re.compile(rf"\s*\({_SIMILARITY}\)|\s*{_SIMILARITY}"
+                               r"|\s*\(score \d\.\d\d for unsupported, (?:above|at or below) \d\.\d\d\)")
 _REF = r"S(\d{1,4})"
 # A run of sentence references: "S4", "S1, S6, S28", "S2 and S5", "S1-S3".
 _REFS = re.compile(rf"(?<![\w'\"‘“]){_REF}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*[-–]\s*){_REF})*(?![\w'\"’”])")

@@ -11,7 +11,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # Chosen with the other offline thresholds on the tuning sets: see assist/llm/offline.py and benchmarks/RESULTS.md.
-DEFAULT_OFFLINE_THRESHOLD = 0.4
+DEFAULT_OFFLINE_THRESHOLD = 0.55
+# With the verifier on, the similarity threshold only catches sentences no source sentence retells.
+VERIFIER_OFFLINE_THRESHOLD = 0.4
 
 
 class ConfigError(Exception):
@@ -33,6 +35,8 @@ class BackendConfig:
     llm_voter_backends: tuple[str, ...] = ()
     embedding_model: str = ""
     offline_threshold: float = DEFAULT_OFFLINE_THRESHOLD
+    # Off by default: the verifier flags faithful sentences that keep the document's wording (benchmarks/RESULTS.md).
+    offline_verifier: bool = False
 
     def __post_init__(self) -> None:
         if self.llm_timeout <= 0:

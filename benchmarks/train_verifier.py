@@ -9,9 +9,10 @@ the document's wording is not learned as a sign of error; the sets' faithful sen
 errors mostly close copies with one detail changed.
 
 The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure the verifier and never train it.
-Seeded, on the CPU: the same sets and settings give the same weights on the same machine (about ten minutes on two
-cores for the ten tuning sets). `--predict` also writes the saved model's scores for the sentences of sets it was not
-trained on (they choose the labeler's VERIFIER_THRESHOLD, without touching the held-out sets).
+Seeded, on the CPU: the same sets and settings give the same weights on the same machine (26 minutes on two shared
+cores for the fourteen sets of the shipped weights). `--predict` also writes the saved model's scores for the
+sentences of sets it was not trained on (they choose the labeler's VERIFIER_THRESHOLD, without touching the held-out
+sets).
 """
 
 import argparse

@@ -315,6 +315,7 @@ FINEGRAIN_LLM_CONCURRENCY = envint("FINEGRAIN_LLM_CONCURRENCY", assist_defaults.
 FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", assist_defaults.llm_requests_per_minute)
 FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", list(assist_defaults.llm_voter_backends))
 FINEGRAIN_OFFLINE_THRESHOLD = envfloat("FINEGRAIN_OFFLINE_THRESHOLD", assist_defaults.offline_threshold)
+FINEGRAIN_OFFLINE_VERIFIER = envbool("FINEGRAIN_OFFLINE_VERIFIER", assist_defaults.offline_verifier)
 
 # Benchmark exports (exports/storage.py): when a bucket is set, every finished export is also uploaded there.
 FINEGRAIN_EXPORT_S3_BUCKET = env("FINEGRAIN_EXPORT_S3_BUCKET")

@@ -15,7 +15,7 @@ from django.db import transaction
 from assist import embeddings
 from assist.calibration import Point, choose_threshold
 from assist.config import backend_config
-from assist.llm.offline import PROMPT_VERSION, OfflineSimilarityBackend
+from assist.llm.offline import OfflineSimilarityBackend
 from assist.llm.registry import get_backend
 from assist.models import OfflineCalibration
 from assist.pipeline import StepReport, backend_model_path, document_speakers, document_vectors
@@ -66,7 +66,7 @@ def offline_calibrate(*, project: Project, progress: Callable[[int], None] | Non
             sentences=calibration.sentences, errors=calibration.errors,
             default_threshold=calibration.default_threshold,
             default_balanced_accuracy=calibration.default_balanced_accuracy, label_source=source,
-            model=str(embeddings.model_identity(backend_model_path())), prompt_version=PROMPT_VERSION,
+            model=str(embeddings.model_identity(backend_model_path())), prompt_version=get_backend("offline").method,
         )
         project.offline_threshold = Decimal(f"{calibration.threshold:.2f}")
         project.save(update_fields=["offline_threshold"])

@@ -32,9 +32,11 @@ def build_backend(name: str, config: BackendConfig) -> ChatBackend:
     """A new backend instance (no cache, no throttling); tests and get_backend use it."""
     kind, model = split_name(name)
     if kind == "offline":
+        from . import offline_verifier
         from .offline import OfflineSimilarityBackend
 
-        return OfflineSimilarityBackend(threshold=config.offline_threshold, model_path=config.embedding_model or None)
+        return OfflineSimilarityBackend(threshold=config.offline_threshold, model_path=config.embedding_model or None,
+                                        verifier=offline_verifier.shared() if config.offline_verifier else None)
     if kind == "openai":
         from .openai_compatible import OpenAICompatibleBackend
 

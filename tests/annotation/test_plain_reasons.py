@@ -73,6 +73,24 @@ def test_every_check_refers_to_source_sentences_by_their_page_numbers(offline, s
     assert not plain.startswith("Offline labeler")  # The page names the maker beside the judgment.
 
 
+def test_the_verifiers_score_is_left_out():
+    flagged = ("Offline labeler (not an LLM): it says 'rise' where the closest source sentence S6 says 'fall'; the "
+               "verifier model agrees (score 0.93 for unsupported, above 0.70).")
+    assert plain_reason(flagged) == ("It says 'rise' where the closest source sentence 6 says 'fall'; the verifier "
+                                     "model agrees.")
+    alone = ("Offline labeler (not an LLM): the verifier model finds it unsupported by its closest source sentences "
+             "S2, S4, S6 (score 0.88 for unsupported, above 0.70); its details are in the document, so what it says "
+             "of them may be wrong. The model can be wrong: check the sentence against those sentences.")
+    assert plain_reason(alone).startswith("The verifier model finds it unsupported by its closest source sentences "
+                                          "2, 4 and 6; its details")
+    passed = ("Offline labeler (not an LLM): the verifier model finds it supported by its closest source sentences "
+              "(score 0.12 for unsupported, at or below 0.70), so it is not flagged; a check noted: it says 'rise' "
+              "where the closest source sentence S6 says 'fall'.")
+    assert plain_reason(passed) == ("The verifier model finds it supported by its closest source sentences, so it is "
+                                    "not flagged; a check noted: it says 'rise' where the closest source sentence 6 "
+                                    "says 'fall'.")
+
+
 @pytest.mark.parametrize("stored, plain", [
     ("S2 says the pool cost £5.2 million.", "Sentence 2 says the pool cost £5.2 million."),
     ("As S1 and S5 show, the pool opened after the old one closed.",

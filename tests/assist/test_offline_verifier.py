@@ -69,7 +69,7 @@ def test_the_verifier_alone_flags_a_relation_error_and_says_it_can_be_wrong():
     category, reason = decide(findings(verifier=0.9), SOURCE, 0.55)
     assert category == RELATION
     assert reason.startswith("Offline labeler (not an LLM): the verifier model finds it unsupported by its closest "
-                             "source sentences S1, S2, S3 (score 0.90, above")
+                             "source sentences S1, S2, S3 (score 0.90 for unsupported, above")
     assert "can be wrong" in reason
 
 
@@ -89,15 +89,32 @@ def test_a_check_that_names_a_detail_comes_before_the_verifier():
     assert "says 'turned down' where" in reason
 
 
-def test_without_the_verifier_the_labeler_runs_its_checks_alone():
-    backend = OfflineSimilarityBackend(model_path="", verifier=None)
-    [found] = backend.findings(SOURCE, ["The depot will hold 120 buses."], backend.encode(SOURCE),
-                               backend.encode(["The depot will hold 120 buses."]))
+def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
+    from assist.config import backend_config
+    from assist.llm.registry import build_backend
+
+    default = build_backend("offline", backend_config())
+    assert default.verifier is None and default.prompt_version == "offline-checks/v4 threshold=0.55"
+    [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
+                               default.encode(["The depot will hold 120 buses."]))
     assert found.verifier is None
-    with_verifier = OfflineSimilarityBackend(model_path="")
-    [found] = with_verifier.findings(SOURCE, ["The depot will hold 120 buses."], backend.encode(SOURCE),
-                                     backend.encode(["The depot will hold 120 buses."]))
+    settings.FINEGRAIN_OFFLINE_VERIFIER = True
+    settings.FINEGRAIN_OFFLINE_THRESHOLD = 0.4
+    verified = build_backend("offline", backend_config())
+    assert verified.verifier is offline_verifier.shared()
+    assert verified.prompt_version == "offline-checks/v5 threshold=0.4"
+    [found] = verified.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
+                                default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0
+
+
+def test_with_the_verifier_a_sentence_gets_the_same_judgment_alone_or_inside_a_summary():
+    backend = OfflineSimilarityBackend(model_path="", threshold=0.4, verifier=offline_verifier.shared())
+    summary = ["The council approved a depot for 120 electric buses.", "Work starts in March.",
+               "Ruth Abara said the site had been empty since 2015."]
+    together = backend.label_summary(SOURCE, summary)
+    alone = [backend.label_summary(SOURCE, [sentence])[0] for sentence in summary]
+    assert [(j.category, j.reason) for j in together] == [(j.category, j.reason) for j in alone]
 
 
 def test_the_training_script_refuses_held_out_sets():
