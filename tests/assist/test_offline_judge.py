@@ -164,7 +164,7 @@ def test_the_checks_can_be_switched_off_for_comparison(backend):
 
 def test_another_threshold_is_another_prompt_version_and_shares_the_document_cache(backend):
     strict = backend.with_threshold(0.99)
-    assert strict.prompt_version == "offline-checks/v4 threshold=0.99" != backend.prompt_version
+    assert strict.prompt_version == "offline-checks/v4.1 threshold=0.99" != backend.prompt_version
     assert strict._documents is backend._documents and backend.with_threshold(backend.threshold) is backend
     assert strict.label_summary(SOURCE, ["The clinic has 22 consulting rooms."])[0].category == OUT_OF_ARTICLE
 
@@ -199,3 +199,19 @@ def test_the_best_threshold_nearest_the_default_is_chosen():
 def test_labels_of_one_kind_cannot_calibrate(points, message):
     with pytest.raises(CalibrationError, match=message):
         choose_threshold(points, default=0.35)
+
+
+def test_a_first_name_stated_far_away_passes_where_the_surname_is_in_the_closest_sentence(backend):
+    source = [
+        "Chief executive Aileen Morrow apologised to customers in a statement on 10 September.",
+        "About 18,000 cheeses were withdrawn from shops across the region.",
+        "Two people who ate the cheese were treated in hospital.",
+        "Morrow said the company had traced the contamination to a faulty seal on a cooling pipe.",
+    ]
+    [judgement] = backend.label_summary(source, ["Aileen Morrow traced the contamination to a faulty seal on a "
+                                                 "cooling pipe."])
+    assert judgement.category == NO_ERROR, judgement.reason
+    # The same first name with a surname the document does not pair with that sentence is still far.
+    [judgement] = backend.label_summary(source, ["Aileen traced the contamination to a faulty seal on a cooling "
+                                                 "pipe."])
+    assert judgement.category == ENTITY and "'Aileen' is stated only in sentences much further" in judgement.reason

@@ -94,7 +94,7 @@ def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
     from assist.llm.registry import build_backend
 
     default = build_backend("offline", backend_config())
-    assert default.verifier is None and default.prompt_version == "offline-checks/v4 threshold=0.55"
+    assert default.verifier is None and default.prompt_version == "offline-checks/v4.1 threshold=0.55"
     [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                default.encode(["The depot will hold 120 buses."]))
     assert found.verifier is None
