@@ -1,16 +1,18 @@
 """The offline pre-labeler on hand-written sentences with planted errors: balanced accuracy of "has an error",
-similarity alone (the first offline labeler) against similarity plus the rule-based checks.
+similarity alone (the first offline labeler) against the rule-based checks and against the checks with the verifier.
 
-    python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|both|tuning|blind|blind2] [--threshold 0.55]
-                                       [--demo] [--show]
+    python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train10|both|tuning|calibration|
+                                              blind|blind2|blind3] [--threshold 0.55] [--demo] [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
 domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases, fused
 sentences and derived facts). The tuning sets: dev, eval (held out once, seen since), tune2 (name swaps, role
 reversals, number swaps and unsupported claims) and tune3-tune5 (written by three people who had not read the
-checks; the v4 thresholds were chosen on all six). The blind sets were written by someone who never saw the checks;
-they are reported apart from the tuning sets, and their sentences are never printed (`--show` is refused for them),
-so that nobody tunes on them. `--set both` is dev and eval, `--set tuning` all six tuning sets.
+checks; the v4 thresholds were chosen on all six), and train1-train10 (ten more such writers; the verifier was trained
+on train1-train8 and the six above, and its threshold chosen on train9 and train10, `--set calibration`). The blind
+sets were written by someone who never saw the checks; they are reported apart from the tuning sets, and their
+sentences are never printed (`--show` is refused for them), so that nobody tunes on them. `--set both` is dev and
+eval, `--set tuning` every tuning set.
 Documents are segmented as the import does (corpus.segmentation), sentences embedded with the configured model.
 `--demo` also counts how many sentences of the demo dataset (annotation/demo/demo.jsonl) each labeler flags, and
 how many of the demo's planted errors (listed below by hand, never used for tuning) it catches.
@@ -29,8 +31,8 @@ TUNING = ["dev", "eval", "tune2", "tune3", "tune4", "tune5", *(f"train{n}" for n
 SETS = {**{name: [name] for name in TUNING}, "both": ["dev", "eval"], "tuning": TUNING,
         "calibration": ["train9", "train10"],
         "blind": ["blind"], "blind2": ["blind2"], "blind3": ["blind3"]}
-# Written by people who had not seen the labeler; never printed, never tuned on. "blind" was run once against the
-# v3 checks and has been spent since (a design was chosen after seeing its figure); "blind2" measures v4.
+# Written by people who had not seen the labeler; never printed, never tuned on. Each was run once and is spent since:
+# "blind" against the v3 checks, "blind2" against v4, "blind3" against the verifier (v5) and the checks (v4.1).
 HELD_OUT = {"blind", "blind2", "blind3"}
 
 

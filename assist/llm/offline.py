@@ -428,7 +428,7 @@ class OfflineSimilarityBackend(ChatBackend):
 
     def _verified(self, found: list[Findings], source_sentences: Sequence[str], sentences: Sequence[str],
                   similarities: np.ndarray) -> list[Findings]:
-        """`found` with the verifier's score added, when the verifier is shipped. Scored one pair at a time: a
+        """`found` with the verifier's score added, when the labeler has one. Scored one pair at a time: a
         batch pads its inputs to one length, which moves a score in its last digits, and a judgment must not depend
         on the other sentences of its summary."""
         if self.verifier is None or not self.verifier.available:
