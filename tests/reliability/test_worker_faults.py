@@ -8,7 +8,9 @@ Two worker processes consume the `assist` queue. Two faults:
    sets it with CELERY_VISIBILITY_TIMEOUT (6 hours by default, deploy/OPERATIONS.md); the workers here get 30 s
    through `app.conf.broker_transport_options`, set in the worker's own command line, and sweep for such messages
    every second (kombu's default sweep runs every unacked_restore_interval x unacked_restore_throttle = 100 s, which
-   left the run waiting 70 s past the timeout).
+   left the run waiting 70 s past the timeout). A sweep holds a Redis lock; a worker killed inside one leaves it
+   held for unacked_mutex_expire (300 s by default), and no other worker can sweep until then: the runs that
+   failed here had no redelivery at all within 150 s. The workers here let it expire after 5 s.
    A document takes well under 30 s (model load included), so the short timeout never redelivers a task that is
    still running (it would run twice, concurrently).
 """
@@ -39,7 +41,7 @@ WORKER = (
     "import sys\n"
     "from config.celery_app import app\n"
     f"app.conf.broker_transport_options = {{'visibility_timeout': {VISIBILITY_TIMEOUT},"
-    " 'unacked_restore_interval': 1, 'unacked_restore_throttle': 1}\n"
+    " 'unacked_restore_interval': 1, 'unacked_restore_throttle': 1, 'unacked_mutex_expire': 5}\n"
     "app.worker_main(sys.argv[1:])\n"
 )
 RECEIVED = re.compile(r"Task assist\.tasks\.assist_document_task\[([0-9a-f-]+)\] received")
