@@ -55,7 +55,7 @@ from .base import ChatBackend, Completion, Message, NotSupported
 from .offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Item, analyse, opposites
 from .offline_pairing import Document, Reversal
 from .offline_probes import NAME as NAME_PROBE
-from .offline_probes import NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
+from .offline_probes import NAME_JOIN, NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
 from .offline_verifier import passage
 
 PROMPT_VERSION = "offline-checks/v5"  # The checks with the shipped verifier: bump it when the verifier is retrained.
@@ -213,7 +213,7 @@ def _where_named(source: Document, item: Item, present: Sequence[Item], sentence
 
 def _joined(sentence: str, first: Item, second: Item) -> bool:
     """Two capitalised words of one name: next to each other, or joined by a particle ("Ana de Souza")."""
-    return bool(re.fullmatch(r"\s+(?:(?:of|de|van|von|la|le|du|del|da)\s+)?", sentence[first.span[1]:second.span[0]]))
+    return bool(re.fullmatch(NAME_JOIN, sentence[first.span[1]:second.span[0]]))
 
 
 def decide(findings: Findings, source_sentences: Sequence[str], threshold: float) -> tuple[str, str]:

@@ -29,8 +29,10 @@ MAX_VARIANTS = 48  # Per name or sentence: bounded in time whatever the document
 NAME_SOURCES = 3  # The names tried come from this many source sentences most similar to the summary sentence.
 
 _NAME_WORD = r"[A-Z][\w-]*(?:['’][A-Z][\w-]*)?"
+# What may stand between two words of one name: a space, or a particle ("Ana de Souza", "Bank of Ostra").
+NAME_JOIN = r"\s+(?:(?:of|de|van|von|la|le|du|del|da)\s+)?"
 # A run of capitalised words, with "of", "de", "van" ... inside: a name as a summary writes it.
-_NAME = re.compile(rf"\b{_NAME_WORD}(?:\s+(?:(?:of|de|van|von|la|le|du|del|da)\s+)?{_NAME_WORD})*")
+_NAME = re.compile(rf"\b{_NAME_WORD}(?:{NAME_JOIN}{_NAME_WORD})*")
 # Capitalised words that open a name run without being part of the name.
 _NOT_PART = {"the", "a", "an", "in", "on", "at", "after", "before", "during", "when", "while", "according", "by",
              "for", "from", "with", "this", "that", "these", "those", "it", "he", "she", "they", "we", "i", "its",
