@@ -125,6 +125,14 @@ def test_the_training_script_refuses_held_out_sets():
     assert f"held-out sets never train or tune the verifier: {held_out}" in result.stderr
 
 
+def test_the_training_script_names_a_set_it_cannot_find():
+    result = subprocess.run([sys.executable, "-m", "benchmarks.train_verifier", "--sets", "dev,tune99"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "no such set in " in result.stderr and result.stderr.rstrip().endswith(": tune99")
+    assert "Traceback" not in result.stderr
+
+
 def test_weights_the_training_writes_load_back(tmp_path, monkeypatch):
     from benchmarks import train_verifier
 
