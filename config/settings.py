@@ -13,6 +13,7 @@ import dj_database_url
 from django.urls import reverse
 
 from assist.config import DEFAULTS as assist_defaults
+from assist.config import offline_threshold_for
 
 from .env import env, envbool, envdecimal, envfloat, envint, envlist
 
@@ -314,8 +315,10 @@ FINEGRAIN_LLM_MAX_RETRIES = envint("FINEGRAIN_LLM_MAX_RETRIES", assist_defaults.
 FINEGRAIN_LLM_CONCURRENCY = envint("FINEGRAIN_LLM_CONCURRENCY", assist_defaults.llm_concurrency)
 FINEGRAIN_LLM_REQUESTS_PER_MINUTE = envint("FINEGRAIN_LLM_REQUESTS_PER_MINUTE", assist_defaults.llm_requests_per_minute)
 FINEGRAIN_LLM_VOTER_BACKENDS = envlist("FINEGRAIN_LLM_VOTER_BACKENDS", list(assist_defaults.llm_voter_backends))
-FINEGRAIN_OFFLINE_THRESHOLD = envfloat("FINEGRAIN_OFFLINE_THRESHOLD", assist_defaults.offline_threshold)
 FINEGRAIN_OFFLINE_VERIFIER = envbool("FINEGRAIN_OFFLINE_VERIFIER", assist_defaults.offline_verifier)
+# Unset: the threshold that goes with the verifier setting (assist.config.offline_threshold_for).
+FINEGRAIN_OFFLINE_THRESHOLD = envfloat("FINEGRAIN_OFFLINE_THRESHOLD",
+                                       offline_threshold_for(FINEGRAIN_OFFLINE_VERIFIER))
 
 # Benchmark exports (exports/storage.py): when a bucket is set, every finished export is also uploaded there.
 FINEGRAIN_EXPORT_S3_BUCKET = env("FINEGRAIN_EXPORT_S3_BUCKET")

@@ -89,6 +89,16 @@ def test_a_check_that_names_a_detail_comes_before_the_verifier():
     assert "says 'turned down' where" in reason
 
 
+def test_a_check_flags_even_where_the_verifier_passes_the_sentence():
+    found = findings(verifier=0.1, opposites=(("turned down", "approved"),))
+    category, reason = decide(found, SOURCE, 0.55)
+    assert category == RELATION
+    assert reason.endswith(f"; the verifier model does not flag it (score 0.10 for unsupported, at or below "
+                           f"{VERIFIER_THRESHOLD:.2f}).")
+    assert found.content_flag
+    assert not findings(verifier=0.1).content_flag and findings(verifier=0.9).content_flag
+
+
 def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
     from assist.config import backend_config
     from assist.llm.registry import build_backend
@@ -106,6 +116,17 @@ def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
     [found] = verified.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                 default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0
+
+
+def test_the_similarity_threshold_follows_the_verifier_setting_unless_it_is_set():
+    from types import SimpleNamespace
+
+    from assist.config import backend_config
+
+    assert backend_config(SimpleNamespace(FINEGRAIN_OFFLINE_VERIFIER=True)).offline_threshold == 0.4
+    assert backend_config(SimpleNamespace(FINEGRAIN_OFFLINE_VERIFIER=False)).offline_threshold == 0.55
+    assert backend_config(SimpleNamespace(FINEGRAIN_OFFLINE_VERIFIER=True,
+                                          FINEGRAIN_OFFLINE_THRESHOLD="0.5")).offline_threshold == 0.5
 
 
 def test_with_the_verifier_a_sentence_gets_the_same_judgment_alone_or_inside_a_summary():
