@@ -59,7 +59,7 @@ from .offline_probes import NAME as NAME_PROBE
 from .offline_probes import NAME_JOIN, NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
 from .offline_verifier import passage
 
-PROMPT_VERSION = "offline-checks/v5"  # The checks with the shipped verifier: bump it when the verifier is retrained.
+PROMPT_VERSION = "offline-checks/v6"  # The checks with the shipped verifier: bump it when the verifier is retrained.
 CHECKS_VERSION = "offline-checks/v4.1"  # The checks alone; v4.1: a name is stated where its other words are.
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.

@@ -112,7 +112,7 @@ def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
     settings.FINEGRAIN_OFFLINE_THRESHOLD = 0.4
     verified = build_backend("offline", backend_config())
     assert verified.verifier is offline_verifier.shared()
-    assert verified.prompt_version == "offline-checks/v5 threshold=0.4"
+    assert verified.prompt_version == "offline-checks/v6 threshold=0.4"
     [found] = verified.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                 default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0
