@@ -32,9 +32,10 @@ sentence gets the same judgment in a pre-label and wherever else it is judged, w
 summary.
 
 Measured on hand-written sentences with planted errors (benchmarks/offline_judge.py, results in
-benchmarks/RESULTS.md). What it cannot see: a wrong verb with no opposite in its list ("charged" for "convicted"), a
-reversed cause and effect, a contradiction without an opposite word, an addition that stays on topic in the
-document's own words; and a quarter to a third of faithful, heavily reworded sentences are flagged on the newer sets.
+benchmarks/RESULTS.md). What the checks alone cannot see: a wrong verb with no opposite in its list ("charged" for
+"convicted"), a reversed cause and effect, a contradiction without an opposite word, an addition that stays on topic
+in the document's own words; the verifier catches part of these. A third to two fifths of faithful, heavily reworded
+sentences are flagged on sets written blind.
 """
 
 import hashlib

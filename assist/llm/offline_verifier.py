@@ -4,7 +4,7 @@ how likely the passage is not to support it.
 Similarity and the rule-based checks see details (a number, a name, an opposite word) but not meaning: a reversed
 cause and effect, a wrong verb or a conclusion the document does not draw pass them. The verifier is a cross-encoder
 (the summary sentence and its passage in one input, so that every word of one attends to every word of the other),
-the bundled all-MiniLM-L6-v2 with its upper layers fine-tuned and a one-number head on top. It was trained on the
+the bundled all-MiniLM-L6-v2 with its layers fine-tuned and a one-number head on top. It was trained on the
 project's hand-written sets (benchmarks/data/offline_judge_*.jsonl: documents with faithful summary sentences and
 planted errors, by people who had not seen the labeler), plus copies of document sentences labeled faithful, so that
 a sentence is not suspect merely for keeping the document's wording. `benchmarks/train_verifier.py` trains it and
@@ -14,9 +14,10 @@ The passage is the PASSAGE_SENTENCES document sentences most similar to the summ
 the offline labeler ranks them; the same function builds it in training and in use. Only the fine-tuned layers and
 the head are shipped (the word embeddings are the bundled model's), in half precision: 21.6 MB.
 
-Off by default (FINEGRAIN_OFFLINE_VERIFIER): on sets written like its training sets it beats the checks, but it
-flags faithful sentences that keep the document's wording, and on the demo dataset it catches fewer planted errors
-than the checks (benchmarks/RESULTS.md).
+Trained in two stages (meta.json): first on sets whose writers reworded their faithful sentences and copied their
+errors closely, which taught it to suspect sentences that keep the document's wording; then on sets whose writers
+mixed both, with made examples that break the same link (benchmarks/synthetic_errors.py). The labeler uses it beside
+the checks, not instead of them (assist/llm/offline.py, `decide`). On by default (FINEGRAIN_OFFLINE_VERIFIER).
 """
 
 import json

@@ -99,23 +99,23 @@ def test_a_check_flags_even_where_the_verifier_passes_the_sentence():
     assert not findings(verifier=0.1).content_flag and findings(verifier=0.9).content_flag
 
 
-def test_the_verifier_is_off_unless_the_setting_turns_it_on(settings):
+def test_the_verifier_is_on_by_default_and_the_setting_turns_it_off(settings):
     from assist.config import backend_config
     from assist.llm.registry import build_backend
 
     default = build_backend("offline", backend_config())
-    assert default.verifier is None and default.prompt_version == "offline-checks/v4.1 threshold=0.55"
+    assert default.verifier is offline_verifier.shared()
+    assert default.prompt_version == "offline-checks/v6 threshold=0.4"
     [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                default.encode(["The depot will hold 120 buses."]))
-    assert found.verifier is None
-    settings.FINEGRAIN_OFFLINE_VERIFIER = True
-    settings.FINEGRAIN_OFFLINE_THRESHOLD = 0.4
-    verified = build_backend("offline", backend_config())
-    assert verified.verifier is offline_verifier.shared()
-    assert verified.prompt_version == "offline-checks/v6 threshold=0.4"
-    [found] = verified.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
-                                default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0
+    settings.FINEGRAIN_OFFLINE_VERIFIER = False
+    settings.FINEGRAIN_OFFLINE_THRESHOLD = 0.55
+    checks = build_backend("offline", backend_config())
+    assert checks.verifier is None and checks.prompt_version == "offline-checks/v4.1 threshold=0.55"
+    [found] = checks.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
+                              default.encode(["The depot will hold 120 buses."]))
+    assert found.verifier is None
 
 
 def test_the_similarity_threshold_follows_the_verifier_setting_unless_it_is_set():
