@@ -4,7 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from assist.config import DEFAULT_OFFLINE_THRESHOLD, BackendConfig, ConfigError, backend_config
+from assist.config import (
+    DEFAULT_OFFLINE_THRESHOLD,
+    VERIFIER_OFFLINE_THRESHOLD,
+    BackendConfig,
+    ConfigError,
+    backend_config,
+)
 from assist.llm.base import RateLimiter, ThrottledBackend
 from assist.llm.bedrock import BedrockBackend
 from assist.llm.offline import OfflineSimilarityBackend
@@ -26,7 +32,8 @@ def test_defaults_run_on_a_laptop():
     assert config.llm_backend == "offline"
     assert config.embedding_model == ""
     assert (config.llm_max_retries, config.llm_concurrency, config.llm_requests_per_minute) == (3, 4, 0)
-    assert config.offline_threshold == DEFAULT_OFFLINE_THRESHOLD == 0.55
+    assert config.offline_verifier is True
+    assert config.offline_threshold == VERIFIER_OFFLINE_THRESHOLD == 0.4
     assert config.llm_voter_backends == ()
 
 
@@ -80,7 +87,10 @@ def test_the_registry_builds_each_kind():
     bedrock = build_backend("bedrock", config)
     assert isinstance(bedrock, BedrockBackend) and bedrock.model == "amazon.nova-lite-v1:0"
     offline = build_backend("offline", config)
-    assert isinstance(offline, OfflineSimilarityBackend) and offline.threshold == DEFAULT_OFFLINE_THRESHOLD
+    assert isinstance(offline, OfflineSimilarityBackend) and offline.threshold == VERIFIER_OFFLINE_THRESHOLD
+    assert offline.verifier is not None
+    checks = build_backend("offline", BackendConfig(offline_verifier=False))
+    assert checks.verifier is None and checks.threshold == DEFAULT_OFFLINE_THRESHOLD
 
 
 def test_a_name_may_carry_its_model():
