@@ -34,8 +34,9 @@ summary.
 Measured on hand-written sentences with planted errors (benchmarks/offline_judge.py, results in
 benchmarks/RESULTS.md). What the checks alone cannot see: a wrong verb with no opposite in its list ("charged" for
 "convicted"), a reversed cause and effect, a contradiction without an opposite word, an addition that stays on topic
-in the document's own words; the verifier catches part of these. A third to two fifths of faithful, heavily reworded
-sentences are flagged on sets written blind.
+in the document's own words; the verifier catches part of these. On the fourth blind set 46 of 110 faithful
+sentences were flagged (most of them heavily reworded), and on a three-sentence document it can flag a faithful
+near-copy: it was trained on documents of ten to sixteen sentences.
 """
 
 import hashlib
