@@ -11,12 +11,15 @@ are added too (near-copies labeled faithful, reworded sentences with one planted
 
 The shipped weights were trained in two stages (their meta.json records both):
 
-    python -m benchmarks.train_verifier --sets dev,eval,tune2,tune3,tune4,tune5,train1,...,train8 --out DIR
+    python -m benchmarks.train_verifier --out DIR \
+        --sets dev,eval,tune2,tune3,tune4,tune5,train1,train2,train3,train4,train5,train6,train7,train8
     python -m benchmarks.train_verifier --start DIR/verifier.safetensors --sets train11,train12,train13,train14 \
         --epochs 2 --learning-rate 5e-5 --copies 6 --made
 
 The first stage's writers mostly reworded their faithful sentences and copied their errors closely; the second
-stage's were asked to mix both, and the made examples break the same link (RESULTS.md).
+stage's were asked to mix both, and the made examples break the same link (RESULTS.md). The first stage ran before
+batches were grouped by length (`batches`), in plain shuffled order, so this script repeats it with other weights;
+the second stage, run twice, gave the same bytes.
 
 The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure the verifier and never train it; the
 calibration sets (CALIBRATION) are left out of the default `--sets`: they choose the labeler's VERIFIER_THRESHOLD.
