@@ -259,8 +259,10 @@ def project_backend(project, backend: ChatBackend | None = None) -> ChatBackend:
 
 
 def document_speakers(document: Document) -> list[str]:
-    """A dialogue's speaker labels, which the offline labeler accepts as support for the names a summary uses."""
-    return sorted(set(document.sentences.exclude(speaker="").values_list("speaker", flat=True)))
+    """Each sentence's speaker label in document order ("" where none), for the offline labeler: a summary names
+    the speakers, and says who said what."""
+    speakers = list(document.sentences.order_by("index").values_list("speaker", flat=True))
+    return speakers if any(speakers) else []
 
 
 def assist_document(document: Document, steps: tuple[str, ...] = STEPS,

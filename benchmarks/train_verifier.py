@@ -22,7 +22,8 @@ batches were grouped by length (`batches`), in plain shuffled order, so this scr
 the second stage, run twice, gave the same bytes.
 
 The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure the verifier and never train it; the
-calibration sets (CALIBRATION) are left out of the default `--sets`: they choose the labeler's VERIFIER_THRESHOLD.
+calibration sets (CALIBRATION) are left out of the default `--sets`: they fit the weighing of its score with the
+checks (benchmarks/fit_weighing.py).
 Seeded, on the CPU: the same sets and settings give the same weights on the same machine (26 minutes on two shared
 cores for the first stage, 4 for the second). `--predict` also writes the saved model's scores for the sentences of
 sets it was not trained on.

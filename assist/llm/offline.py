@@ -19,9 +19,11 @@ SBERTScore's precision does, papers/002, eq. 1) and judged in this order:
    when the opposite of one of its words makes it fit the document better.
 6. Otherwise no error; the reason says which checks passed and that meaning itself was not checked.
 
-With the verifier (assist/llm/offline_verifier.py, FINEGRAIN_OFFLINE_VERIFIER), a sentence no check flags is flagged
-too when a small model trained to read the sentence against its closest source sentences finds it unsupported: a
-reversed cause, a wrong verb, a claim on topic that the document does not make (`decide`).
+With the verifier (assist/llm/offline_verifier.py, FINEGRAIN_OFFLINE_VERIFIER), a small model trained to read the
+sentence against its closest source sentences also scores it, seeing what the checks cannot (a reversed cause, a
+wrong verb, a claim on topic that the document does not make), and no single flag decides: the checks, the cosine
+and the verifier's score are weighed together (assist/llm/offline_weighing.py), and the checks still give the
+category and the reason (`decide`).
 
 The thresholds were chosen on six hand-written tuning sets, keeping a check only where it helped on sets written by
 people who had not seen the rules; negation, unknown names, words the document never uses and proximity pairings
@@ -53,7 +55,7 @@ from assist.config import DEFAULT_OFFLINE_THRESHOLD
 from assist.contextual_mapping import similarity_matrix
 from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION, SentenceJudgement
 
-from . import offline_verifier
+from . import offline_verifier, offline_weighing
 from .base import ChatBackend, Completion, Message, NotSupported
 from .offline_checks import DATE, NAME, NUMBER, PLACEHOLDER, TIME, Item, analyse, opposites
 from .offline_pairing import Document, Reversal
@@ -61,8 +63,10 @@ from .offline_probes import NAME as NAME_PROBE
 from .offline_probes import NAME_JOIN, NAME_SOURCES, OPPOSITE_WORD, Probe, probe, variants
 from .offline_verifier import passage
 
-PROMPT_VERSION = "offline-checks/v6"  # The checks with the shipped verifier: bump it when the verifier is retrained.
-CHECKS_VERSION = "offline-checks/v4.1"  # The checks alone; v4.1: a name is stated where its other words are.
+# The checks with the shipped verifier and weighing: bump it when either is retrained or refitted.
+PROMPT_VERSION = "offline-checks/v7"
+# The checks alone; v4.1: a name is stated where its other words are; v4.2: a speaker's name in each of their turns.
+CHECKS_VERSION = "offline-checks/v4.2"
 QUOTE_WORDS = 12
 CLOSEST = 3  # Source sentences a detail must appear in: the best matches, as contextual mapping ranks them.
 PREFIX = "Offline labeler (not an LLM): "
@@ -78,10 +82,9 @@ NAME_GAIN = 0.08
 NAME_GAIN_OUTSIDE = 0.02
 # - the opposite of one of its words raises its best cosine by this much.
 OPPOSITE_GAIN = 0.05
-# - the verifier (assist/llm/offline_verifier.py) gives a probability above this that the sentence's passage does
-#   not support it (chosen with the similarity threshold 0.4 on train9, train10, train15 and train16, which it was
-#   not trained on: two sets whose writers reworded their faithful sentences, two whose writers were asked not to).
-VERIFIER_THRESHOLD = 0.6
+# With the verifier, the checks' flags, the cosine and the verifier's score are weighed together
+# (assist/llm/offline_weighing.py) and a sentence is flagged above this probability of an error.
+WEIGHED_CUT = 0.5
 # The probes compare a sentence with the passage it retells; below this cosine no source sentence retells it, and
 # a one-word change says nothing (it also spares the probes' cost on sentences of another document).
 PROBE_FLOOR = 0.4
@@ -132,6 +135,7 @@ class Findings:
     unknown_names: tuple[str, ...] = ()  # Names the document does not have: reported, not flagged.
     derived: tuple[str, ...] = ()  # Numbers the document does not state but that follow from two of its numbers.
     verifier: float | None = None  # The verifier's probability that its passage does not support it (None: not run).
+    weighed: float | None = None  # The weighed probability of an error (None: the verifier did not run).
 
     @property
     def name_probe(self) -> Probe | None:
@@ -149,17 +153,18 @@ class Findings:
         return self.far if self.far and self.score - self.far.score > FAR_DETAIL else None
 
     @property
-    def unsupported(self) -> bool:
-        """The verifier finds the sentence unsupported by its passage."""
-        return self.verifier is not None and self.verifier > VERIFIER_THRESHOLD
+    def checks_flag(self) -> bool:
+        """Some check flags the sentence."""
+        return bool(self.absent or self.conflicts or self.far_detail or self.name_probe or self.opposites
+                    or self.reversed or self.opposite_probe)
 
     @property
     def content_flag(self) -> bool:
-        """Flagged above the similarity threshold (whatever the threshold): by a check, or by the verifier where it
-        ran (`decide`)."""
-        checks = bool(self.absent or self.conflicts or self.far_detail or self.name_probe or self.opposites
-                      or self.reversed or self.opposite_probe)
-        return checks or self.unsupported
+        """Flagged above the similarity threshold (whatever the threshold): by the weighed evidence where the
+        verifier ran, by any check otherwise (`decide`)."""
+        if self.weighed is not None:
+            return self.weighed > WEIGHED_CUT
+        return self.checks_flag
 
 
 def inspect(source: Document, sentence: str, similarities: np.ndarray, *, checks: bool = True) -> Findings:
@@ -223,9 +228,10 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
     """(category, reason) from the findings and a similarity threshold.
 
     Below the threshold no source sentence retells the sentence: out of article. Above it the checks decide, in
-    `_checked`'s order, and where the verifier ran it adds what they cannot see: a sentence no check flags but the
-    verifier finds unsupported takes `_unsupported`'s category and reason; a flagged sentence's reason says whether
-    the verifier agrees.
+    `_checked`'s order; where the verifier ran, the weighed evidence decides whether the sentence is flagged and the
+    checks still give the category and the reason: a check's finding that the weighing overrules is kept in the
+    reason of an unflagged sentence, and a sentence no check flags but the weighing does takes `_unsupported`'s
+    category and reason.
     """
     score = findings.score
     if score < threshold:
@@ -235,19 +241,20 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
             f"(\"{quote(source_sentences[best])}\") with cosine similarity {score:.2f}, below the threshold "
             f"{threshold:.2f}, so it may state something the document does not.")
     category, reason = _checked(findings, threshold)
-    if findings.verifier is None:
+    if findings.weighed is None:
         return category, reason
-    score_said = f"score {findings.verifier:.2f} for unsupported"
+    weighed = (f"the verifier model's score is {findings.verifier:.2f} for unsupported, and weighed with the "
+               f"checks the chance of an error is {findings.weighed:.2f}")
     if category != NO_ERROR:
-        if findings.unsupported:
-            return category, f"{reason[:-1]}; the verifier model agrees ({score_said}, above {VERIFIER_THRESHOLD:.2f})."
-        return category, (f"{reason[:-1]}; the verifier model does not flag it ({score_said}, at or below "
-                          f"{VERIFIER_THRESHOLD:.2f}).")
-    if findings.unsupported:
+        if findings.content_flag:
+            return category, f"{reason[:-1]}; {weighed}."
+        noted = reason[len(PREFIX):-1]
+        return NO_ERROR, (f"{PREFIX}not flagged, though a check noted that {noted}: {weighed}, at or below "
+                          f"{WEIGHED_CUT:.2f}. Check that detail.")
+    if findings.content_flag:
         return _unsupported(findings)
-    supported = (f"the verifier model finds it supported by its closest source sentences "
-                 f"({score_said}, at or below {VERIFIER_THRESHOLD:.2f})")
-    return NO_ERROR, f"{reason[:-len(' Its meaning is not checked.')]} {supported[0].upper()}{supported[1:]}."
+    return NO_ERROR, (f"{reason[:-len(' Its meaning is not checked.')]} The verifier model finds it supported by "
+                      f"its closest source sentences ({weighed}).")
 
 
 def _checked(findings: Findings, threshold: float) -> tuple[str, str]:
@@ -303,8 +310,8 @@ def _checked(findings: Findings, threshold: float) -> tuple[str, str]:
 def _unsupported(findings: Findings) -> tuple[str, str]:
     """The verifier's finding, when no check names a detail: the category from what the sentence's details are."""
     said = (f"{PREFIX}the verifier model finds it unsupported by its closest source sentences "
-            f"{_names(sorted(findings.closest))} (score {findings.verifier:.2f} for unsupported, above "
-            f"{VERIFIER_THRESHOLD:.2f})")
+            f"{_names(sorted(findings.closest))} (score {findings.verifier:.2f} for unsupported; weighed with the "
+            f"checks, the chance of an error is {findings.weighed:.2f})")
     if findings.unknown_names:
         return OUT_OF_ARTICLE, (f"{said}, and it names {_listing(findings.unknown_names)}, which the document does "
                                 "not.")
@@ -327,6 +334,7 @@ class OfflineSimilarityBackend(ChatBackend):
         identity: str | None = None,
         checks: bool = True,
         verifier: "offline_verifier.Verifier | None" = None,
+        weighing: "offline_weighing.Weighing | None" = None,
     ) -> None:
         self.threshold = threshold
         self.model_path = model_path
@@ -338,6 +346,7 @@ class OfflineSimilarityBackend(ChatBackend):
         self._variants: OrderedDict[str, np.ndarray] = OrderedDict()
         self._scores: OrderedDict[str, float] = OrderedDict()
         self.verifier = verifier  # assist.llm.offline_verifier's, when FINEGRAIN_OFFLINE_VERIFIER is on.
+        self.weighing = weighing  # With the verifier; None: the shipped weights (offline_weighing.shipped).
         self._lock = threading.Lock()
 
     @property
@@ -396,8 +405,9 @@ class OfflineSimilarityBackend(ChatBackend):
                       speakers: Sequence[str] = ()) -> list[SentenceJudgement]:
         """One judgement per summary sentence, each from that sentence and the source sentences alone.
 
-        `speakers`: a dialogue's speaker labels (DocumentSentence.speaker), which summaries name but utterances do
-        not contain; pass them wherever the same document is judged, so a sentence gets the same judgment.
+        `speakers`: for a dialogue, each source sentence's speaker label (DocumentSentence.speaker, "" where none),
+        which summaries name but utterances do not contain; pass them wherever the same document is judged, so a
+        sentence gets the same judgment.
         """
         if not summary_sentences or not source_sentences:
             return self.judge(source_sentences, summary_sentences, None, None)
@@ -426,9 +436,13 @@ class OfflineSimilarityBackend(ChatBackend):
         found = self._verified(found, source_sentences, summary_sentences, similarities)
         found = self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, NAME_PROBE,
                              lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail))
-        return self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, OPPOSITE_WORD,
-                            lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail
-                                                                      or f.name_probe or f.opposites or f.reversed))
+        found = self._probed(found, summary_sentences, nearby, source_vectors, summary_vectors, OPPOSITE_WORD,
+                             lambda f: f.score >= PROBE_FLOOR and not (f.absent or f.conflicts or f.far_detail
+                                                                       or f.name_probe or f.opposites or f.reversed))
+        if self.verifier is None or not self.verifier.available:
+            return found
+        weighing, dialogue = self.weighing or offline_weighing.shipped(), any(speakers)
+        return [replace(f, weighed=weighing.probability(f, dialogue)) for f in found]
 
     def _verified(self, found: list[Findings], source_sentences: Sequence[str], sentences: Sequence[str],
                   similarities: np.ndarray) -> list[Findings]:

@@ -23,7 +23,7 @@ Everything here is a pure function of its text arguments, so a sentence gets the
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -370,12 +370,18 @@ def _is_month(tokens, position, word) -> bool:
 class Source:
     """A document's sentences, analysed once; `support(items, indices)` says which items those sentences lack."""
 
-    def __init__(self, sentences: Sequence[str], speakers: Iterable[str] = ()):
+    def __init__(self, sentences: Sequence[str], speakers: Sequence[str] = ()):
+        """`speakers`: who says each sentence, for a dialogue ("" where no one is named); empty for prose."""
         self.sentences = list(sentences)
         self.analyses = [analyse(sentence) for sentence in self.sentences]
+        if speakers and len(speakers) != len(self.sentences):
+            raise ValueError(f"{len(speakers)} speakers for {len(self.sentences)} sentences: give one per sentence")
         # A dialogue's speaker labels ("Industrial Designer: ...") are stored apart from the utterances; a summary
-        # names the speakers, so their words support names like the document's own words do.
-        self.speaker_words = {fold(word) for speaker in speakers for word in re.findall(r"[^\W\d_]+", speaker)}
+        # names the speakers, so their words support names like the document's own words do, and a speaker's name
+        # is stated in each of their own turns ("Castell said his blood pressure was high" retells "my blood
+        # pressure was high", said by Ahmed Castell).
+        self.spoken_by = [{fold(word) for word in re.findall(r"[^\W\d_]+", speaker)} for speaker in speakers]
+        self.speaker_words = set().union(*self.spoken_by)
         self.capitalised_anywhere = set().union(self.speaker_words, *(a.capitalised_inside for a in self.analyses))
 
     @cached_property
@@ -427,7 +433,10 @@ class Source:
         return None
 
     def where(self, item: Item) -> list[int]:
-        return [i for i, analysis in enumerate(self.analyses) if self._in(item, analysis)]
+        """The sentences that state the item; a speaker's name is stated in each of their turns."""
+        spoken = [i for i, words in enumerate(self.spoken_by)
+                  if item.kind == NAME and any(_same_name(value, word) for value in item.values for word in words)]
+        return sorted({*spoken, *(i for i, analysis in enumerate(self.analyses) if self._in(item, analysis))})
 
     def anywhere(self, item: Item) -> bool:
         """Stated somewhere in the document, speaker labels included."""

@@ -13,7 +13,7 @@ functions of the text, like the checks they extend.
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .offline_checks import (
@@ -154,14 +154,13 @@ class Reversal:
 class Document(Source):
     """A Source that also knows each sentence's pairings and the names it uses (speaker labels included)."""
 
-    def __init__(self, sentences: Sequence[str], speakers: Iterable[str] = ()):
-        speakers = list(speakers)
+    def __init__(self, sentences: Sequence[str], speakers: Sequence[str] = ()):
         super().__init__(sentences, speakers)
         self.frames = [frame(text, self.checked_items(analysis)) for text, analysis in
                        zip(self.sentences, self.analyses)]
         self.sentence_names = [names(text) for text in self.sentences]
-        self.speakers = speakers
-        self.names = list(dict.fromkeys([name for found in self.sentence_names for name in found] + speakers))
+        self.speakers = list(dict.fromkeys(speaker for speaker in speakers if speaker))
+        self.names = list(dict.fromkeys([name for found in self.sentence_names for name in found] + self.speakers))
 
     def names_near(self, indices: Sequence[int]) -> list[str]:
         """The names of the sentences at `indices`, then the speakers: who a sentence close to these may be about."""

@@ -17,7 +17,7 @@ the head are shipped (the word embeddings are the bundled model's), in half prec
 Trained in two stages (meta.json): first on sets whose writers reworded their faithful sentences and copied their
 errors closely, which taught it to suspect sentences that keep the document's wording; then on sets whose writers
 mixed both, with made examples that break the same link (benchmarks/synthetic_errors.py). The labeler uses it beside
-the checks, not instead of them (assist/llm/offline.py, `decide`). On by default (FINEGRAIN_OFFLINE_VERIFIER).
+the checks, its score weighed with theirs (assist/llm/offline_weighing.py). On by default (FINEGRAIN_OFFLINE_VERIFIER).
 """
 
 import json

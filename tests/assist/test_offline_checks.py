@@ -101,6 +101,20 @@ def test_speaker_labels_support_names():
     assert not Source(["Titanium is too expensive."]).anywhere(analyse("The Industrial Designer said no.").items[0])
 
 
+def test_a_speakers_name_is_stated_in_each_of_their_turns():
+    turns = ["What did the nurse measure?", "She said my blood pressure was 158 over 96.", "That is high."]
+    source = Source(turns, speakers=["Pharmacist", "Ahmed Castell", "Pharmacist"])
+    castell = next(item for item in analyse("Castell said his blood pressure was 158 over 96.").items
+                   if item.kind == NAME)
+    assert source.where(castell) == [1]
+    pharmacist = next(item for item in analyse("The Pharmacist called it high.").items if item.kind == NAME)
+    assert source.where(pharmacist) == [0, 2]
+    # Prose has no speakers; a list that is not one label per sentence is refused rather than misread.
+    assert Source(turns).where(castell) == []
+    with pytest.raises(ValueError, match="one per sentence"):
+        Source(turns, speakers=["Pharmacist", "Ahmed Castell"])
+
+
 def test_opposite_words_are_found_where_the_source_does_not_use_the_summary_word():
     said = analyse("Waiting times will rise to ten days.")
     assert opposites(said, analyse("Waiting times are expected to fall to ten days.")) == [("rise", "fall")]

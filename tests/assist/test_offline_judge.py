@@ -164,7 +164,7 @@ def test_the_checks_can_be_switched_off_for_comparison(backend):
 
 def test_another_threshold_is_another_prompt_version_and_shares_the_document_cache(backend):
     strict = backend.with_threshold(0.99)
-    assert strict.prompt_version == "offline-checks/v4.1 threshold=0.99" != backend.prompt_version
+    assert strict.prompt_version == "offline-checks/v4.2 threshold=0.99" != backend.prompt_version
     assert strict._documents is backend._documents and backend.with_threshold(backend.threshold) is backend
     assert strict.label_summary(SOURCE, ["The clinic has 22 consulting rooms."])[0].category == OUT_OF_ARTICLE
 

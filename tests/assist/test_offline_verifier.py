@@ -4,13 +4,15 @@ script (held-out sets refused; weights it writes load back)."""
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from assist.llm import offline_verifier
-from assist.llm.offline import VERIFIER_THRESHOLD, Findings, OfflineSimilarityBackend, decide
+from assist.llm.offline import Findings, OfflineSimilarityBackend, decide
 from assist.llm.offline_verifier import Verifier, passage
+from assist.llm.offline_weighing import Weighing, shipped
 from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION
 from benchmarks.offline_judge import HELD_OUT, TUNING
 
@@ -60,43 +62,65 @@ def test_weights_that_lack_a_trained_layer_are_refused(tmp_path):
         broken.scores([("A passage.", "A sentence.")])
 
 
-def findings(**changes) -> Findings:
+def findings(dialogue: bool = False, **changes) -> Findings:
+    """Findings weighed with the shipped weights, as the labeler weighs them where the verifier runs."""
     base = dict(best=0, score=0.8, closest=(2, 0, 1), checked=(), absent=(), conflicts=(), opposites=())
-    return Findings(**{**base, **changes})
+    found = Findings(**{**base, **changes})
+    return replace(found, weighed=shipped().probability(found, dialogue)) if found.verifier is not None else found
 
 
 def test_the_verifier_alone_flags_a_relation_error_and_says_it_can_be_wrong():
-    category, reason = decide(findings(verifier=0.9), SOURCE, 0.55)
+    category, reason = decide(findings(verifier=0.95), SOURCE, 0.55)
     assert category == RELATION
     assert reason.startswith("Offline labeler (not an LLM): the verifier model finds it unsupported by its closest "
-                             "source sentences S1, S2, S3 (score 0.90 for unsupported, above")
+                             "source sentences S1, S2, S3 (score 0.95 for unsupported; weighed with the checks, the "
+                             "chance of an error is 0.")
     assert "can be wrong" in reason
 
 
 def test_the_verifiers_category_follows_the_sentences_details():
-    assert decide(findings(verifier=0.9, unknown_names=("Oslo",)), SOURCE, 0.55)[0] == OUT_OF_ARTICLE
-    assert decide(findings(verifier=0.9, outside=True), SOURCE, 0.55)[0] == ENTITY
+    assert decide(findings(verifier=0.95, unknown_names=("Oslo",)), SOURCE, 0.55)[0] == OUT_OF_ARTICLE
+    assert decide(findings(verifier=0.95, outside=True), SOURCE, 0.55)[0] == ENTITY
 
 
-def test_below_its_threshold_the_verifier_flags_nothing():
-    assert decide(findings(verifier=VERIFIER_THRESHOLD - 0.01), SOURCE, 0.55)[0] == NO_ERROR
+def test_a_low_verifier_score_and_no_check_flag_nothing():
+    assert decide(findings(verifier=0.3), SOURCE, 0.55)[0] == NO_ERROR
     assert decide(findings(verifier=None), SOURCE, 0.55)[0] == NO_ERROR
+
+
+def test_the_weighing_adds_the_evidence_as_its_weights_say():
+    weighing = shipped()
+    assert set(weighing.sets) == {"train9", "train10", "train15", "train16", "train17", "train18"}
+    # Every check and a higher verifier score raise the chance of an error; a dialogue lowers it (both flag more
+    # of a dialogue's faithful sentences, which retell turns in other words).
+    checks = ("absent", "conflicts", "far_detail", "name_probe", "opposites", "reversed", "opposite_probe")
+    assert all(weighing.weights[name] > 0 for name in (*checks, "verifier_log_odds"))
+    assert weighing.weights["dialogue"] < 0
+    found = findings(verifier=0.5, score=0.7)
+    expected = weighing.bias + weighing.weights["cosine"] * 0.7  # log-odds of 0.5 are 0; no check, no dialogue
+    assert found.weighed == pytest.approx(1 / (1 + np.exp(-expected)))
+    assert findings(verifier=0.5, score=0.7, dialogue=True).weighed < found.weighed
 
 
 def test_a_check_that_names_a_detail_comes_before_the_verifier():
     category, reason = decide(findings(verifier=0.9, opposites=(("turned down", "approved"),)), SOURCE, 0.55)
     assert category == RELATION
     assert "says 'turned down' where" in reason
+    assert reason.endswith("; the verifier model's score is 0.90 for unsupported, and weighed with the checks the "
+                           f"chance of an error is {findings(verifier=0.9, opposites=(('a', 'b'),)).weighed:.2f}.")
 
 
-def test_a_check_flags_even_where_the_verifier_passes_the_sentence():
-    found = findings(verifier=0.1, opposites=(("turned down", "approved"),))
+def test_a_checks_finding_the_weighing_overrules_stays_in_the_reason():
+    found = findings(verifier=0.02, opposites=(("turned down", "approved"),))
     category, reason = decide(found, SOURCE, 0.55)
-    assert category == RELATION
-    assert reason.endswith(f"; the verifier model does not flag it (score 0.10 for unsupported, at or below "
-                           f"{VERIFIER_THRESHOLD:.2f}).")
-    assert found.content_flag
-    assert not findings(verifier=0.1).content_flag and findings(verifier=0.9).content_flag
+    assert category == NO_ERROR and not found.content_flag
+    assert reason.startswith("Offline labeler (not an LLM): not flagged, though a check noted that it says "
+                             "'turned down' where the closest source sentence S1 says 'approved': the verifier "
+                             "model's score is 0.02 for unsupported")
+    assert reason.endswith("Check that detail.")
+    # Where the verifier did not run, the check decides alone.
+    assert decide(findings(verifier=None, opposites=(("turned down", "approved"),)), SOURCE, 0.55)[0] == RELATION
+    assert findings(verifier=0.6, opposites=(("turned down", "approved"),)).content_flag
 
 
 def test_the_verifier_is_on_by_default_and_the_setting_turns_it_off(settings):
@@ -105,14 +129,14 @@ def test_the_verifier_is_on_by_default_and_the_setting_turns_it_off(settings):
 
     default = build_backend("offline", backend_config())
     assert default.verifier is offline_verifier.shared()
-    assert default.prompt_version == "offline-checks/v6 threshold=0.4"
+    assert default.prompt_version == "offline-checks/v7 threshold=0.4"
     [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                default.encode(["The depot will hold 120 buses."]))
-    assert 0.0 < found.verifier < 1.0
+    assert 0.0 < found.verifier < 1.0 and 0.0 < found.weighed < 1.0
     settings.FINEGRAIN_OFFLINE_VERIFIER = False
     settings.FINEGRAIN_OFFLINE_THRESHOLD = 0.55
     checks = build_backend("offline", backend_config())
-    assert checks.verifier is None and checks.prompt_version == "offline-checks/v4.1 threshold=0.55"
+    assert checks.verifier is None and checks.prompt_version == "offline-checks/v4.2 threshold=0.55"
     [found] = checks.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                               default.encode(["The depot will hold 120 buses."]))
     assert found.verifier is None
@@ -179,3 +203,22 @@ def train_verifier_tokenized(data):
 
     tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
     return tokenize(tokenizer, [(p, s) for p, s, _ in data])
+
+
+def test_the_weighing_script_refuses_sets_that_trained_the_verifier_or_are_held_out(tmp_path):
+    for sets in ("train1", sorted(HELD_OUT)[0]):
+        result = subprocess.run([sys.executable, "-m", "benchmarks.fit_weighing", "--sets", sets,
+                                 "--out", str(tmp_path / "w.json")], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2 and "trained the verifier or are held out" in result.stderr, result.stderr
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_the_weighing_script_writes_weights_the_labeler_reads(tmp_path):
+    out = tmp_path / "weighing.json"
+    result = subprocess.run([sys.executable, "-m", "benchmarks.fit_weighing", "--sets", "train9,train10",
+                             "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "| train9 | 224 |" in result.stdout and "| train10 | 221 |" in result.stdout
+    weighing = Weighing.read(out)
+    assert weighing.sets == ("train9", "train10")
+    assert weighing.weights["verifier_log_odds"] > 0

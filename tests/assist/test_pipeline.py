@@ -228,3 +228,7 @@ def test_the_offline_labeler_accepts_a_dialogue_speaker_as_a_name(project):
     [label] = PreLabel.objects.all()
     assert label.category == "no_error", label.reason  # "Industrial Designer" is only a speaker label.
     assert "the document contains its 'Industrial' and 'Designer'" in label.reason
+    # The labeler is given who says each sentence, in document order: a summary says who said what.
+    from assist.pipeline import document_speakers
+
+    assert document_speakers(label.summary_sentence.summary.document) == ["Project Manager", "Industrial Designer"]

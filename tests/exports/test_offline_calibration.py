@@ -79,7 +79,7 @@ def test_it_picks_a_threshold_on_the_counted_majority_and_stores_it(labeled, set
     assert record.balanced_accuracy == 1.0 and record.default_balanced_accuracy < 1.0
     assert record.default_threshold == 0.9 and record.threshold < 0.9
     assert float(labeled.offline_threshold) == record.threshold
-    assert record.prompt_version == "offline-checks/v4.1"
+    assert record.prompt_version == "offline-checks/v4.2"
     output = capsys.readouterr().out
     assert f"Offline threshold of 'alpha': {record.threshold:.2f} (was 0.9 (the setting))" in output
     assert "Balanced accuracy 1.000 on the 6 sentences with a human majority label (3 with an error" in output
@@ -90,7 +90,7 @@ def test_the_next_assist_run_uses_the_project_threshold(labeled):
     labeled.refresh_from_db()
     call_command("run_assist", "--project", "alpha", "--steps", "mapping,prelabels", verbosity=0)
     versions = set(PreLabel.objects.values_list("prompt_version", flat=True))
-    assert versions == {f"offline-checks/v4.1 threshold={float(labeled.offline_threshold):g}"}
+    assert versions == {f"offline-checks/v4.2 threshold={float(labeled.offline_threshold):g}"}
     flagged = dict(PreLabel.objects.values_list("summary_sentence__text", "category"))
     assert [flagged[text] != "no_error" for text, _ in SUMMARIES["model-b"]] == [False, True, True]
 
