@@ -39,7 +39,7 @@ SETS = {**{name: [name] for name in TUNING}, "both": ["dev", "eval"], "tuning": 
         "blind": ["blind"], "blind2": ["blind2"], "blind3": ["blind3"], "blind4": ["blind4"], "blind5": ["blind5"]}
 # Written by people who had not seen the labeler; never printed, never tuned on. Each was run once and is spent since:
 # "blind" against the v3 checks, "blind2" against v4, "blind3" against the verifier (v5) and the checks (v4.1),
-# "blind4" against v6 (the checks and the verifier together) and v4.1.
+# "blind4" against v6 (the checks and the verifier together) and v4.1, "blind5" against v7 (weighed), v6, v4.2 and v4.1.
 HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5"}
 
 
