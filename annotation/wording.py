@@ -42,7 +42,8 @@ _MAKER = re.compile(r"^Offline (?:similarity )?(?:labeler|check)(?: \((?:not an|
 _SIMILARITY = (r"(?:with )?cosine similarity [-+]?\d+(?:\.\d+)?"
                r"(?:,? (?:at or above|below) the threshold -?\d+(?:\.\d+)?)?")
 _SIMILARITY_ASIDE = re.compile(rf"\s*\({_SIMILARITY}\)|\s*{_SIMILARITY}"
-                               r"|\s*\(score \d\.\d\d for unsupported, (?:above|at or below) \d\.\d\d\)")
+                               r"|\s*\(score \d\.\d\d for unsupported, (?:above |at or below |chance of an error )"
+                               r"\d\.\d\d\)")
 _REF = r"S(\d{1,4})"
 # A run of sentence references: "S4", "S1, S6, S28", "S2 and S5", "S1-S3".
 _REFS = re.compile(rf"(?<![\w'\"‘“]){_REF}(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*[-–]\s*){_REF})*(?![\w'\"’”])")

@@ -3,7 +3,7 @@ similarity alone (the first offline labeler) against the rule-based checks and a
 verifier.
 
     python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train18|both|tuning|calibration|
-                                              blind|blind2|blind3|blind4|blind5|blind6] [--threshold 0.55] [--demo] [--show]
+                                              blind|blind2|...|blind6] [--threshold 0.55] [--demo] [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
 domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases, fused

@@ -245,18 +245,20 @@ def decide(findings: Findings, source_sentences: Sequence[str], threshold: float
     category, reason = _checked(findings, threshold)
     if findings.weighed is None:
         return category, reason
-    weighed = (f"the verifier model's score is {findings.verifier:.2f} for unsupported, and weighed with the "
-               f"checks the chance of an error is {findings.weighed:.2f}")
     if category != NO_ERROR:
         if findings.content_flag:
-            return category, f"{reason[:-1]}; {weighed}."
-        noted = reason[len(PREFIX):-1]
-        return NO_ERROR, (f"{PREFIX}not flagged, though a check noted that {noted}: {weighed}, at or below "
-                          f"{WEIGHED_CUT:.2f}. Check that detail.")
+            return category, f"{reason[:-1]}; weighed with the verifier model, it is flagged {_weighed(findings)}."
+        return NO_ERROR, (f"{PREFIX}the verifier model finds it supported by its closest source sentences "
+                          f"{_weighed(findings)}, so it is not flagged; a check noted: {reason[len(PREFIX):]}")
     if findings.content_flag:
         return _unsupported(findings)
     return NO_ERROR, (f"{reason[:-len(' Its meaning is not checked.')]} The verifier model finds it supported by "
-                      f"its closest source sentences ({weighed}).")
+                      f"its closest source sentences {_weighed(findings)}.")
+
+
+def _weighed(findings: Findings) -> str:
+    """The verifier's score and the weighed chance, as one aside (annotation.wording leaves it out for annotators)."""
+    return f"(score {findings.verifier:.2f} for unsupported, chance of an error {findings.weighed:.2f})"
 
 
 def _checked(findings: Findings, threshold: float) -> tuple[str, str]:
@@ -312,8 +314,7 @@ def _checked(findings: Findings, threshold: float) -> tuple[str, str]:
 def _unsupported(findings: Findings) -> tuple[str, str]:
     """The verifier's finding, when no check names a detail: the category from what the sentence's details are."""
     said = (f"{PREFIX}the verifier model finds it unsupported by its closest source sentences "
-            f"{_names(sorted(findings.closest))} (score {findings.verifier:.2f} for unsupported; weighed with the "
-            f"checks, the chance of an error is {findings.weighed:.2f})")
+            f"{_names(sorted(findings.closest))} {_weighed(findings)}")
     if findings.unknown_names:
         return OUT_OF_ARTICLE, (f"{said}, and it names {_listing(findings.unknown_names)}, which the document does "
                                 "not.")

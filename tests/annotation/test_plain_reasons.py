@@ -91,6 +91,24 @@ def test_the_verifiers_score_is_left_out():
                                     "says 'fall'.")
 
 
+def test_the_weighed_chance_is_left_out_with_the_verifiers_score():
+    from dataclasses import replace
+
+    from assist.llm.offline import Findings, decide
+    from assist.llm.offline_weighing import shipped
+
+    source = ["Entry prices fell this year.", "The pool has six lanes."]
+    for changes in ({"verifier": 0.95}, {"verifier": 0.02, "opposites": (("rise", "fell"),)},
+                    {"verifier": 0.9, "opposites": (("rise", "fell"),)}, {"verifier": 0.05}):
+        found = Findings(best=0, score=0.8, closest=(0, 1), checked=(), absent=(), conflicts=(), opposites=())
+        found = replace(found, **changes)
+        found = replace(found, weighed=shipped().probability(found, False))
+        _, stored = decide(found, source, 0.4)
+        assert "chance of an error" in stored
+        plain = plain_reason(stored)
+        assert not NUMBERS.search(plain) and "chance" not in plain and "score" not in plain, plain
+
+
 @pytest.mark.parametrize("stored, plain", [
     ("S2 says the pool cost £5.2 million.", "Sentence 2 says the pool cost £5.2 million."),
     ("As S1 and S5 show, the pool opened after the old one closed.",

@@ -73,8 +73,7 @@ def test_the_verifier_alone_flags_a_relation_error_and_says_it_can_be_wrong():
     category, reason = decide(findings(verifier=0.95), SOURCE, 0.55)
     assert category == RELATION
     assert reason.startswith("Offline labeler (not an LLM): the verifier model finds it unsupported by its closest "
-                             "source sentences S1, S2, S3 (score 0.95 for unsupported; weighed with the checks, the "
-                             "chance of an error is 0.")
+                             "source sentences S1, S2, S3 (score 0.95 for unsupported, chance of an error 0.")
     assert "can be wrong" in reason
 
 
@@ -106,18 +105,19 @@ def test_a_check_that_names_a_detail_comes_before_the_verifier():
     category, reason = decide(findings(verifier=0.9, opposites=(("turned down", "approved"),)), SOURCE, 0.55)
     assert category == RELATION
     assert "says 'turned down' where" in reason
-    assert reason.endswith("; the verifier model's score is 0.90 for unsupported, and weighed with the checks the "
-                           f"chance of an error is {findings(verifier=0.9, opposites=(('a', 'b'),)).weighed:.2f}.")
+    chance = findings(verifier=0.9, opposites=(("a", "b"),)).weighed
+    assert reason.endswith(f"; weighed with the verifier model, it is flagged (score 0.90 for unsupported, chance of "
+                           f"an error {chance:.2f}).")
 
 
 def test_a_checks_finding_the_weighing_overrules_stays_in_the_reason():
     found = findings(verifier=0.02, opposites=(("turned down", "approved"),))
     category, reason = decide(found, SOURCE, 0.55)
     assert category == NO_ERROR and not found.content_flag
-    assert reason.startswith("Offline labeler (not an LLM): not flagged, though a check noted that it says "
-                             "'turned down' where the closest source sentence S1 says 'approved': the verifier "
-                             "model's score is 0.02 for unsupported")
-    assert reason.endswith("Check that detail.")
+    assert reason == ("Offline labeler (not an LLM): the verifier model finds it supported by its closest source "
+                      f"sentences (score 0.02 for unsupported, chance of an error {found.weighed:.2f}), so it is not "
+                      "flagged; a check noted: it says 'turned down' where the closest source sentence S1 says "
+                      "'approved'.")
     # Where the verifier did not run, the check decides alone.
     assert decide(findings(verifier=None, opposites=(("turned down", "approved"),)), SOURCE, 0.55)[0] == RELATION
     assert findings(verifier=0.6, opposites=(("turned down", "approved"),)).content_flag
