@@ -222,3 +222,10 @@ def test_the_weighing_script_writes_weights_the_labeler_reads(tmp_path):
     weighing = Weighing.read(out)
     assert weighing.sets == ("train9", "train10")
     assert weighing.weights["verifier_log_odds"] > 0
+
+
+def test_weights_without_every_feature_are_refused(tmp_path):
+    path = tmp_path / "weighing.json"
+    path.write_text('{"weights": {"absent": 1.0}, "bias": 0.0}', encoding="utf-8")
+    with pytest.raises(ValueError, match="has no weight for conflicts, far_detail"):
+        Weighing.read(path)
