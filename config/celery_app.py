@@ -4,6 +4,7 @@ capability's own (annotation/crowd/tasks.py). With no CELERY_BROKER_URL the brok
 import os
 
 from celery import Celery, signals
+from kombu.transport import redis as redis_transport
 
 from corpus import worker_pool
 
@@ -13,6 +14,25 @@ app = Celery("finegrain")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(["annotation.crowd"])
+
+_close_redis_channel = redis_transport.Channel.close
+
+
+def close_redis_channel(self) -> None:
+    # kombu (5.7) reads a pending BRPOP's reply before closing a channel and lets a connection error escape. When Redis
+    # goes away while a worker has a free slot (its BRPOP waiting) and the loss shows on another socket first, the task
+    # channel stays open, the transport is torn down under it, and closing it again raises AttributeError ('NoneType'
+    # object has no attribute 'hostname'): Celery calls that unrecoverable and the worker exits instead of
+    # reconnecting. A reply on a lost connection cannot be read anyway: close the rest of the channel.
+    if getattr(self, "_in_poll", None):
+        try:
+            self._brpop_read()
+        except (redis_transport.Empty, *self.connection_errors):
+            pass
+    _close_redis_channel(self)
+
+
+redis_transport.Channel.close = close_redis_channel
 
 
 @signals.worker_init.connect
