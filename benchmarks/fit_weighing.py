@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.offline_judge import CALIBRATION, DATA, HELD_OUT, balanced_accuracy, load
+from benchmarks.offline_judge import CALIBRATION, DATA, HELD_OUT, balanced_accuracy, findings_of, load
 
 ROOT = Path(__file__).resolve().parent.parent
 # The rule the weighing replaced: a sentence was flagged by any check or by a verifier score above this.
@@ -29,15 +29,11 @@ REGULARISATION = 1.0  # scikit-learn's C: the default, not tuned.
 def rows(backend, names: list[str]) -> list[dict]:
     """One row per sentence: its set, the FEATURES values, whether an error was planted, and the earlier rule's call."""
     from assist.llm.offline_weighing import features
-    from corpus.segmentation import segment_document
 
     out = []
     for name in names:
         for document in load(name):
-            segmented = segment_document(document["document"], dialogue=document["input_type"] == "dialogue")
-            source, speakers = [s.text for s in segmented], [s.speaker or "" for s in segmented]
-            texts = [sentence for _, sentence in document["sentences"]]
-            found = backend.findings(source, texts, backend.encode(source), backend.encode(texts), speakers=speakers)
+            found, speakers = findings_of(backend, document)
             for f, (planted, _) in zip(found, document["sentences"]):
                 earlier = f.score < backend.threshold or f.checks_flag or f.verifier > EARLIER_VERIFIER_THRESHOLD
                 out.append({"set": name, "x": features(f, any(speakers)), "error": planted != "no_error",

@@ -50,14 +50,27 @@ def load(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def judged(backend, documents: list[dict]) -> list[tuple[str, str, str, str]]:
-    """(planted category, predicted category, sentence, reason) for every sentence of every document."""
+def source_of(document: dict) -> tuple[list[str], list[str]]:
+    """The document's sentences as the import segments them, and who says each ("" in prose)."""
     from corpus.segmentation import segment_document
 
+    segmented = segment_document(document["document"], dialogue=document["input_type"] == "dialogue")
+    return [s.text for s in segmented], [s.speaker or "" for s in segmented]
+
+
+def findings_of(backend, document: dict) -> tuple[list, list[str]]:
+    """The labeler's findings for each of the document's sentences (in one call, as calibration computes them), and
+    the document's speakers."""
+    source, speakers = source_of(document)
+    texts = [sentence for _, sentence in document["sentences"]]
+    return backend.findings(source, texts, backend.encode(source), backend.encode(texts), speakers=speakers), speakers
+
+
+def judged(backend, documents: list[dict]) -> list[tuple[str, str, str, str]]:
+    """(planted category, predicted category, sentence, reason) for every sentence of every document."""
     rows = []
     for document in documents:
-        segmented = segment_document(document["document"], dialogue=document["input_type"] == "dialogue")
-        source, speakers = [s.text for s in segmented], [s.speaker or "" for s in segmented]
+        source, speakers = source_of(document)
         for planted, sentence in document["sentences"]:
             # One sentence at a time: a judgment must not depend on the other sentences of its summary.
             [judgement] = backend.label_summary(source, [sentence], speakers=speakers)
@@ -68,14 +81,10 @@ def judged(backend, documents: list[dict]) -> list[tuple[str, str, str, str]]:
 def points(backend, documents: list[dict]):
     """assist.calibration.Point per sentence: what calibrate_offline computes from a project's labels."""
     from assist.calibration import Point
-    from corpus.segmentation import segment_document
 
     result = []
     for document in documents:
-        segmented = segment_document(document["document"], dialogue=document["input_type"] == "dialogue")
-        source, speakers = [s.text for s in segmented], [s.speaker or "" for s in segmented]
-        texts = [sentence for _, sentence in document["sentences"]]
-        found = backend.findings(source, texts, backend.encode(source), backend.encode(texts), speakers=speakers)
+        found, _ = findings_of(backend, document)
         result += [Point(f.score, f.content_flag, planted != "no_error")
                    for f, (planted, _) in zip(found, document["sentences"])]
     return result
@@ -127,13 +136,12 @@ DEMO_PLANTED: set[tuple[str, str, int]] = {
 
 
 def demo_rows(backend) -> list[tuple[tuple[str, str, int], str, str]]:
-    from corpus.segmentation import segment_document, segment_summary
+    from corpus.segmentation import segment_summary
 
     rows = []
     for line in (ROOT / "annotation" / "demo" / "demo.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        segmented = segment_document(row["document"], dialogue=row["input_type"] == "dialogue")
-        source, speakers = [s.text for s in segmented], [s.speaker or "" for s in segmented]
+        source, speakers = source_of(row)
         for index, sentence in enumerate(row.get("sentences") or segment_summary(row["summary"])):
             [judgement] = backend.label_summary(source, [sentence], speakers=speakers)
             rows.append(((row["uid"], row["model"], index), judgement.category, sentence))
