@@ -3,8 +3,9 @@
     python -m benchmarks.fit_weighing [--sets train9,...] [--out assist/llm/verifier/weighing.json]
 
 For every sentence of the sets, the labeler's findings (the checks, the best cosine and the shipped verifier's score,
-at the similarity threshold the verifier runs with) become one row of FEATURES; a logistic regression with both
-classes weighed equally (as balanced accuracy counts them) fits the weights. The sets must be ones that trained
+at the similarity threshold the verifier runs with) become one row of FEATURES; scikit-learn's gradient-boosted trees,
+monotonic in the evidence of an error (offline_weighing.INCREASING), with both classes weighed equally (as balanced
+accuracy counts them), are fitted and written as plain nodes. The sets must be ones that trained
 neither the verifier nor the checks (benchmarks/offline_judge.CALIBRATION). Before fitting on all of them, each set
 is left out in turn and predicted by weights fitted on the others, and the balanced accuracy of that, beside the rule
 it replaces (flagged by any check or by a verifier score above 0.6), is printed and stored: the estimate of how the
@@ -23,7 +24,9 @@ from benchmarks.offline_judge import CALIBRATION, DATA, HELD_OUT, balanced_accur
 ROOT = Path(__file__).resolve().parent.parent
 # The rule the weighing replaced: a sentence was flagged by any check or by a verifier score above this.
 EARLIER_VERIFIER_THRESHOLD = 0.6
-REGULARISATION = 1.0  # scikit-learn's C: the default, not tuned.
+# Small trees, few enough not to learn one writer's habits: the settings first tried, not tuned (RESULTS.md).
+TREES = {"max_depth": 3, "learning_rate": 0.05, "max_iter": 200}
+SEED = 20261129
 
 
 def rows(backend, names: list[str]) -> list[dict]:
@@ -42,18 +45,34 @@ def rows(backend, names: list[str]) -> list[dict]:
 
 
 def fit(data: list[dict]):
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
-    model = LogisticRegression(C=REGULARISATION, class_weight="balanced", max_iter=5000)
+    from assist.llm.offline_weighing import FEATURES, INCREASING
+
+    model = HistGradientBoostingClassifier(**TREES, class_weight="balanced", random_state=SEED,
+                                           monotonic_cst=[int(name in INCREASING) for name in FEATURES])
     return model.fit(np.array([row["x"] for row in data]), np.array([row["error"] for row in data]))
+
+
+def weighing_of(model):
+    """The fitted trees as offline_weighing.Weighing reads them. scikit-learn keeps them in private attributes
+    (`_predictors`, `_baseline_prediction`); a test checks that the walk gives predict_proba's figures."""
+    from assist.llm.offline_weighing import Weighing
+
+    trees = []
+    for [predictor] in model._predictors:
+        trees.append(tuple((-1 if node["is_leaf"] else int(node["feature_idx"]), float(node["num_threshold"]),
+                            int(node["left"]), int(node["right"]), float(node["value"]))
+                           for node in predictor.nodes))
+    return Weighing(float(np.ravel(model._baseline_prediction)[0]), tuple(trees))
 
 
 def flagged(model, data: list[dict]) -> list[bool]:
     """As the labeler decides: below the similarity threshold, or weighed above one half."""
     from assist.llm.offline import WEIGHED_CUT
 
-    probabilities = model.predict_proba(np.array([row["x"] for row in data]))[:, 1]
-    return [row["low"] or p > WEIGHED_CUT for row, p in zip(data, probabilities)]
+    weighing = weighing_of(model)
+    return [row["low"] or weighing.probability_of(row["x"]) > WEIGHED_CUT for row in data]
 
 
 def main() -> None:
@@ -68,7 +87,7 @@ def main() -> None:
     from assist.config import VERIFIER_OFFLINE_THRESHOLD
     from assist.llm import offline_verifier
     from assist.llm.offline import OfflineSimilarityBackend
-    from assist.llm.offline_weighing import FEATURES, Weighing
+    from assist.llm.offline_weighing import FEATURES, INCREASING, Weighing
 
     names = [name for name in args.sets.split(",") if name]
     unknown = sorted(name for name in names if not (DATA / f"offline_judge_{name}.jsonl").is_file())
@@ -80,7 +99,7 @@ def main() -> None:
         parser.error(f"these sets trained the verifier or are held out: {', '.join(trained)}")
     # The features do not depend on the weights: any weighing lets the labeler run.
     backend = OfflineSimilarityBackend(threshold=VERIFIER_OFFLINE_THRESHOLD, verifier=verifier,
-                                       weighing=Weighing(dict.fromkeys(FEATURES, 0.0), 0.0))
+                                       weighing=Weighing(0.0, ()))
     data = rows(backend, names)
     left_out = {}
     print("| set left out | sentences | any check or verifier > 0.6 | weighed (fitted on the others) |")
@@ -94,14 +113,18 @@ def main() -> None:
         print(f"| {name} | {len(outside)} | {earlier:.3f} | {weighed:.3f} |")
     mean = {key: round(float(np.mean([v[key] for v in left_out.values()])), 4) for key in ("earlier_rule", "weighed")}
     print(f"| mean | {len(data)} | {mean['earlier_rule']:.3f} | {mean['weighed']:.3f} |")
-    model = fit(data)
+    weighing = weighing_of(fit(data))
     stored = {
-        "features": list(FEATURES), "weights": dict(zip(FEATURES, (round(float(w), 6) for w in model.coef_[0]))),
-        "bias": round(float(model.intercept_[0]), 6), "sets": names, "sentences": len(data),
+        "features": list(FEATURES), "baseline": weighing.baseline,
+        "trees": [[list(node) for node in nodes] for nodes in weighing.trees], "sets": names, "sentences": len(data),
         "errors": sum(row["error"] for row in data), "similarity_threshold": VERIFIER_OFFLINE_THRESHOLD,
-        "regularisation_c": REGULARISATION, "class_weight": "balanced", "left_out": left_out, "left_out_mean": mean,
+        "trees_settings": TREES, "increasing": list(INCREASING), "class_weight": "balanced", "left_out": left_out,
+        "left_out_mean": mean,
     }
-    Path(args.out).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
+    # One tree per line: the file stays readable and its diff short.
+    text = json.dumps({**stored, "trees": "TREES"}, indent=2).replace(
+        '"TREES"', "[\n" + ",\n".join("    " + json.dumps(tree) for tree in stored["trees"]) + "\n  ]")
+    Path(args.out).write_text(text + "\n", encoding="utf-8")
     print(f"weights fitted on {len(data)} sentences of {', '.join(names)} written to {args.out}")
 
 

@@ -9,12 +9,20 @@ of its own sentences, word for word, labeled 0 (they are what a faithful extract
 the document's wording is not learned as a sign of error. With `--made`, benchmarks/synthetic_errors.py's examples
 are added too (near-copies labeled faithful, reworded sentences with one planted error).
 
-The shipped weights were trained in two stages (their meta.json records both):
+The shipped verifier has two members, whose log-odds it averages (assist/llm/offline_verifier.MEMBERS). The first
+was trained in two stages (its meta.json records both):
 
     python -m benchmarks.train_verifier --out DIR \
         --sets dev,eval,tune2,tune3,tune4,tune5,train1,train2,train3,train4,train5,train6,train7,train8
     python -m benchmarks.train_verifier --start DIR/verifier.safetensors --sets train11,train12,train13,train14 \
         --epochs 2 --learning-rate 5e-5 --copies 6 --made
+
+The second continued the first for a third stage (written to another DIR, then renamed verifier_continued.safetensors
+and meta_continued.json; its meta.json records all three stages):
+
+    python -m benchmarks.train_verifier --start assist/llm/verifier/verifier.safetensors --out DIR2 --epochs 2 \
+        --learning-rate 5e-5 --copies 6 --made \
+        --sets train11,train12,train13,train14,train19,train20,train21,train22,train23,train24,train25,train26
 
 The first stage's writers mostly reworded their faithful sentences and copied their errors closely; the second
 stage's were asked to mix both, and the made examples break the same link (RESULTS.md). The first stage ran before
@@ -25,8 +33,8 @@ The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure 
 calibration sets (CALIBRATION) are left out of the default `--sets`: they fit the weighing of its score with the
 checks (benchmarks/fit_weighing.py).
 Seeded, on the CPU: the same sets and settings give the same weights on the same machine (26 minutes on two shared
-cores for the first stage, 4 for the second). `--predict` also writes the saved model's scores for the sentences of
-sets it was not trained on.
+cores for the first stage, 4 for the second, 11 for the third). `--predict` also writes the saved model's scores for
+the sentences of sets it was not trained on.
 """
 
 import argparse
@@ -203,7 +211,7 @@ def main() -> None:
     if predict:
         from assist.llm.offline_verifier import Verifier
 
-        verifier = Verifier(Path(args.out) / "verifier.safetensors", Path(args.out) / "meta.json")
+        verifier = Verifier([(Path(args.out) / "verifier.safetensors", Path(args.out) / "meta.json")])
         scored = examples(predict, copies=0)
         scores = verifier.scores([(p, s) for p, s, _ in scored])
         Path(args.scores).write_text(json.dumps([[p, s, label, float(score)] for (p, s, label), score

@@ -66,7 +66,7 @@ from .offline_probes import NAME_JOIN, NAME_SOURCES, OPPOSITE_WORD, Probe, probe
 from .offline_verifier import passage
 
 # The checks with the shipped verifier and weighing: bump it when either is retrained or refitted.
-PROMPT_VERSION = "offline-checks/v7"
+PROMPT_VERSION = "offline-checks/v8"
 # The checks alone; v4.1: a name is stated where its other words are; v4.2: a speaker's name in each of their turns.
 CHECKS_VERSION = "offline-checks/v4.2"
 QUOTE_WORDS = 12
@@ -84,7 +84,7 @@ NAME_GAIN = 0.08
 NAME_GAIN_OUTSIDE = 0.02
 # - the opposite of one of its words raises its best cosine by this much.
 OPPOSITE_GAIN = 0.05
-# With the verifier, the checks' flags, the cosine and the verifier's score are weighed together
+# With the verifier, the checks' findings, the cosine and the verifier's score are weighed together
 # (assist/llm/offline_weighing.py) and a sentence is flagged above this probability of an error.
 WEIGHED_CUT = 0.5
 # The probes compare a sentence with the passage it retells; below this cosine no source sentence retells it, and

@@ -286,7 +286,8 @@ def _phrase(tokens, position, text, shown, unit) -> str:
 def _phrase_end(tokens, position, text, unit) -> int:
     end = tokens[position].end()
     if unit == "percent":
-        return end + len(re.match(r"\s*(?:%|per cent|percent)", text[end:]).group(0))
+        # The same spellings `_unit` reads as a percentage.
+        return end + len(re.match(r"\s*(?:%|per cent|percent)|-per-cent", text[end:]).group(0))
     return tokens[position + 1].end() if unit else end
 
 

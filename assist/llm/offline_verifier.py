@@ -12,12 +12,16 @@ writes the weights beside this module; `meta.json` there records what it was tra
 
 The passage is the PASSAGE_SENTENCES document sentences most similar to the summary sentence, in document order, as
 the offline labeler ranks them; the same function builds it in training and in use. Only the fine-tuned layers and
-the head are shipped (the word embeddings are the bundled model's), in half precision: 21.6 MB.
+the head are shipped (the word embeddings are the bundled model's), in half precision: 21.6 MB per member.
 
-Trained in two stages (meta.json): first on sets whose writers reworded their faithful sentences and copied their
-errors closely, which taught it to suspect sentences that keep the document's wording; then on sets whose writers
-mixed both, with made examples that break the same link (benchmarks/synthetic_errors.py). The labeler uses it beside
-the checks, its score weighed with theirs (assist/llm/offline_weighing.py). On by default (FINEGRAIN_OFFLINE_VERIFIER).
+Two members, their log-odds averaged. The first was trained in two stages (meta.json): on sets whose writers
+reworded their faithful sentences and copied their errors closely, which taught it to suspect sentences that keep
+the document's wording; then on sets whose writers mixed both, with made examples that break the same link
+(benchmarks/synthetic_errors.py). The second continued the first for a third stage on more sets of mixed writing
+(meta_continued.json): alone it ranked the newer writers' errors better and the older ones' worse; weighed with the
+checks, their average did better than either member on both (benchmarks/RESULTS.md). The labeler uses the verifier
+beside the checks, its score weighed with theirs (assist/llm/offline_weighing.py). On by default
+(FINEGRAIN_OFFLINE_VERIFIER).
 """
 
 import json
@@ -34,6 +38,10 @@ BATCH = 32
 HERE = Path(__file__).resolve().with_name("verifier")
 WEIGHTS = HERE / "verifier.safetensors"
 META = HERE / "meta.json"
+# The same verifier continued for a third stage on more sets of mixed writing; the two members' log-odds are averaged.
+CONTINUED_WEIGHTS = HERE / "verifier_continued.safetensors"
+CONTINUED_META = HERE / "meta_continued.json"
+MEMBERS = ((WEIGHTS, META), (CONTINUED_WEIGHTS, CONTINUED_META))
 
 
 def passage(source_sentences: Sequence[str], similarities: np.ndarray) -> str:
@@ -79,20 +87,23 @@ def tokenize(tokenizer, pairs: Sequence[tuple[str, str]]):
 
 
 class Verifier:
-    """The shipped verifier, loaded on first use, once per process."""
+    """The shipped verifier, its members loaded on first use, once per process."""
 
-    def __init__(self, weights: Path = WEIGHTS, meta: Path = META) -> None:
-        self.weights = weights
-        self.meta_path = meta
+    def __init__(self, members: Sequence[tuple[Path, Path]] = MEMBERS) -> None:
+        if not members:
+            raise ValueError("a verifier needs at least one member (weights and their meta.json)")
+        self.members = tuple((Path(weights), Path(meta)) for weights, meta in members)
         self._lock = threading.Lock()
 
     @cached_property
     def meta(self) -> dict:
-        return json.loads(self.meta_path.read_text(encoding="utf-8"))
+        """Each member's meta.json, and the sets that trained any of them."""
+        metas = [json.loads(meta.read_text(encoding="utf-8")) for _, meta in self.members]
+        return {"sets": list(dict.fromkeys(name for meta in metas for name in meta["sets"])), "members": metas}
 
     @property
     def available(self) -> bool:
-        return self.weights.is_file() and self.meta_path.is_file()
+        return all(weights.is_file() and meta.is_file() for weights, meta in self.members)
 
     @cached_property
     def _loaded(self):
@@ -103,26 +114,31 @@ class Verifier:
         from assist.embeddings import bundled_model_path
 
         with self._lock:
-            model = build_model(self.meta["trained_from"])
-            state = {name: tensor.float() for name, tensor in load_file(str(self.weights)).items()}
-            missing = [name for name, _ in model.named_parameters() if _needs(name, self.meta["trained_from"])
-                       and name not in state]
-            if missing:
-                raise ValueError(f"{self.weights} lacks {len(missing)} trained parameters, e.g. {missing[0]}")
-            model.load_state_dict(state, strict=False)
-            model.eval()
+            models = []
+            for (weights, _), meta in zip(self.members, self.meta["members"]):
+                model = build_model(meta["trained_from"])
+                state = {name: tensor.float() for name, tensor in load_file(str(weights)).items()}
+                missing = [name for name, _ in model.named_parameters() if _needs(name, meta["trained_from"])
+                           and name not in state]
+                if missing:
+                    raise ValueError(f"{weights} lacks {len(missing)} trained parameters, e.g. {missing[0]}")
+                model.load_state_dict(state, strict=False)
+                model.eval()
+                models.append(model)
             tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
-            return model, tokenizer, torch
+            return models, tokenizer, torch
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """For each (passage, summary sentence), the probability that the passage does not support the sentence."""
+        """For each (passage, summary sentence), the probability that the passage does not support the sentence: the
+        members' log-odds averaged."""
         if not pairs:
             return np.zeros(0)
-        model, tokenizer, torch = self._loaded
+        models, tokenizer, torch = self._loaded
         out = []
         with torch.inference_mode():
             for start in range(0, len(pairs), BATCH):
-                logits = model(tokenize(tokenizer, pairs[start:start + BATCH]))
+                batch = tokenize(tokenizer, pairs[start:start + BATCH])
+                logits = torch.stack([model(batch) for model in models]).mean(0)
                 out.append(torch.sigmoid(logits).numpy())
         return np.concatenate(out).astype(float)
 

@@ -21,6 +21,7 @@ def items(text: str) -> list[tuple[str, str, object]]:
     ("Revenue was $1.1bn last year.", NUMBER, "$1.1bn", 1_100_000_000),
     ("Opened on the 4th of the month.", NUMBER, "4th", 4),
     ("Sales rose 12% this year.", NUMBER, "12", 12),
+    ("It offers a 99-per-cent mortgage.", NUMBER, "99", 99),
     ("It opens at 8:30 am.", TIME, "8:30 am", (8, 30)),
     ("The last bus leaves at 7 pm.", TIME, "7 pm", (7, 0)),
     ("It opened on Wednesday.", DATE, "Wednesday", "Wednesday"),

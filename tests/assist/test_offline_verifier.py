@@ -1,6 +1,7 @@
 """The offline verifier: the passage it reads, the shipped weights (what trained them, that they load whole, that a
-score does not depend on the other sentences scored with it), its place in the labeler's decision, and the training
-script (held-out sets refused; weights it writes load back)."""
+score does not depend on the other sentences scored with it, that its members are averaged), its place in the
+labeler's decision, the weighing's trees, and the training and fitting scripts (held-out sets refused; what they write
+loads back)."""
 
 import subprocess
 import sys
@@ -12,9 +13,9 @@ import pytest
 from assist.llm import offline_verifier
 from assist.llm.offline import Findings, OfflineSimilarityBackend, decide
 from assist.llm.offline_verifier import Verifier, passage
-from assist.llm.offline_weighing import Weighing, shipped
+from assist.llm.offline_weighing import CHECKS, FEATURES, Weighing, shipped
 from assist.parsing import ENTITY, NO_ERROR, OUT_OF_ARTICLE, RELATION
-from benchmarks.offline_judge import HELD_OUT, TUNING
+from benchmarks.offline_judge import CALIBRATION, HELD_OUT, TUNING
 
 SOURCE = [
     "The council approved the new bus depot on Tuesday.",
@@ -36,6 +37,15 @@ def test_the_shipped_verifier_was_trained_on_tuning_sets_only():
     sets = set(verifier.meta["sets"])
     assert sets and sets <= set(TUNING)
     assert not sets & HELD_OUT
+    assert not sets & set(CALIBRATION)
+    assert len(verifier.meta["members"]) == 2
+
+
+def test_the_verifier_averages_its_members_log_odds():
+    pair = (" ".join(SOURCE[:3]), "The council turned down the new bus depot on Tuesday.")
+    members = [Verifier([member]).scores([pair])[0] for member in offline_verifier.MEMBERS]
+    logit = np.mean([np.log(p / (1 - p)) for p in members])
+    assert offline_verifier.shared().scores([pair])[0] == pytest.approx(1 / (1 + np.exp(-logit)), abs=1e-6)
 
 
 def test_the_shipped_weights_load_whole_and_score_each_pair_alone():
@@ -57,7 +67,7 @@ def test_weights_that_lack_a_trained_layer_are_refused(tmp_path):
     del state[dropped]
     save_file(state, str(tmp_path / "verifier.safetensors"))
     (tmp_path / "meta.json").write_text(offline_verifier.META.read_text())
-    broken = Verifier(tmp_path / "verifier.safetensors", tmp_path / "meta.json")
+    broken = Verifier([(tmp_path / "verifier.safetensors", tmp_path / "meta.json")])
     with pytest.raises(ValueError, match="lacks 1 trained parameters"):
         broken.scores([("A passage.", "A sentence.")])
 
@@ -87,18 +97,41 @@ def test_a_low_verifier_score_and_no_check_flag_nothing():
     assert decide(findings(verifier=None), SOURCE, 0.55)[0] == NO_ERROR
 
 
-def test_the_weighing_adds_the_evidence_as_its_weights_say():
-    weighing = shipped()
-    assert set(weighing.sets) == {"train9", "train10", "train15", "train16", "train17", "train18"}
-    # Every check and a higher verifier score raise the chance of an error; a dialogue lowers it (both flag more
-    # of a dialogue's faithful sentences, which retell turns in other words).
-    checks = ("absent", "conflicts", "far_detail", "name_probe", "opposites", "reversed", "opposite_probe")
-    assert all(weighing.weights[name] > 0 for name in (*checks, "verifier_log_odds"))
-    assert weighing.weights["dialogue"] < 0
-    found = findings(verifier=0.5, score=0.7)
-    expected = weighing.bias + weighing.weights["cosine"] * 0.7  # log-odds of 0.5 are 0; no check, no dialogue
-    assert found.weighed == pytest.approx(1 / (1 + np.exp(-expected)))
-    assert findings(verifier=0.5, score=0.7, dialogue=True).weighed < found.weighed
+def test_the_shipped_weighing_was_fitted_on_the_calibration_sets():
+    assert set(shipped().sets) == set(CALIBRATION)
+
+
+@pytest.mark.parametrize("verifier", [0.05, 0.3, 0.6, 0.9])
+@pytest.mark.parametrize("dialogue", [False, True])
+def test_a_check_that_fires_or_a_higher_verifier_score_never_lowers_the_chance_of_an_error(verifier, dialogue):
+    from assist.llm.offline import FarDetail
+    from assist.llm.offline_checks import Item
+
+    item = Item(kind="name", text="Abara", values=frozenset({"abara"}))
+    fired = {"absent": {"absent": (item,)}, "conflicts": {"conflicts": ((item, 1, "Okafor"),)},
+             "far_detail": {"far": FarDetail(item, 4, 0.1)}, "opposites": {"opposites": (("rise", "fall"),)}}
+    for score in (0.45, 0.7, 0.9):
+        plain = findings(dialogue, verifier=verifier, score=score)
+        for check, changes in fired.items():
+            assert findings(dialogue, verifier=verifier, score=score, **changes).weighed >= plain.weighed, check
+        assert findings(dialogue, verifier=min(verifier + 0.09, 0.99), score=score).weighed >= plain.weighed
+
+
+def test_the_weighing_walks_its_trees_as_written():
+    at = FEATURES.index
+    # One stump on the verifier's log-odds, one tree on a check and the cosine: by hand, 0.2 + 0.7 - 0.3 = 0.6.
+    weighing = Weighing(0.2, (
+        ((at("verifier_log_odds"), 0.0, 1, 2, 0.0), (-1, 0.0, 0, 0, -0.5), (-1, 0.0, 0, 0, 0.7)),
+        ((at("opposites"), 0.5, 1, 2, 0.0), (at("cosine"), 0.6, 3, 4, 0.0), (-1, 0.0, 0, 0, 1.1),
+         (-1, 0.0, 0, 0, 0.4), (-1, 0.0, 0, 0, -0.3)),
+    ))
+    found = Findings(best=0, score=0.8, closest=(0,), checked=(), absent=(), conflicts=(), opposites=(),
+                     verifier=0.9)
+    assert weighing.probability(found, False) == pytest.approx(1 / (1 + np.exp(-0.6)))
+    assert weighing.probability(replace(found, verifier=0.1), False) == pytest.approx(1 / (1 + np.exp(-(0.2 - 0.5 - 0.3))))
+    assert weighing.probability(replace(found, opposites=(("a", "b"),)), False) == pytest.approx(
+        1 / (1 + np.exp(-(0.2 + 0.7 + 1.1))))
+    assert len(CHECKS) == 7 and FEATURES[:7] == CHECKS
 
 
 def test_a_check_that_names_a_detail_comes_before_the_verifier():
@@ -111,7 +144,8 @@ def test_a_check_that_names_a_detail_comes_before_the_verifier():
 
 
 def test_a_checks_finding_the_weighing_overrules_stays_in_the_reason():
-    found = findings(verifier=0.02, opposites=(("turned down", "approved"),))
+    # The chance is set by hand below one half: the shipped trees weigh an opposite word heavily.
+    found = replace(findings(verifier=0.02, opposites=(("turned down", "approved"),)), weighed=0.3)
     category, reason = decide(found, SOURCE, 0.55)
     assert category == NO_ERROR and not found.content_flag
     assert reason == ("Offline labeler (not an LLM): the verifier model finds it supported by its closest source "
@@ -129,7 +163,7 @@ def test_the_verifier_is_on_by_default_and_the_setting_turns_it_off(settings):
 
     default = build_backend("offline", backend_config())
     assert default.verifier is offline_verifier.shared()
-    assert default.prompt_version == "offline-checks/v7 threshold=0.4"
+    assert default.prompt_version == "offline-checks/v8 threshold=0.4"
     [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0 and 0.0 < found.weighed < 1.0
@@ -186,7 +220,7 @@ def test_weights_the_training_writes_load_back(tmp_path, monkeypatch):
     monkeypatch.setattr(train_verifier, "BATCH", 4)
     model, _ = train_verifier.train(data, epochs=1, log=lambda line: None)
     train_verifier.save(model, tmp_path, {"trained_from": train_verifier.TRAINED_FROM, "sets": ["dev"]})
-    reloaded = Verifier(tmp_path / "verifier.safetensors", tmp_path / "meta.json")
+    reloaded = Verifier([(tmp_path / "verifier.safetensors", tmp_path / "meta.json")])
     import torch
 
     with torch.inference_mode():
@@ -213,19 +247,49 @@ def test_the_weighing_script_refuses_sets_that_trained_the_verifier_or_are_held_
     assert not (tmp_path / "w.json").exists()
 
 
-def test_the_weighing_script_writes_weights_the_labeler_reads(tmp_path):
+def test_the_weighing_script_writes_trees_the_labeler_reads(tmp_path):
     out = tmp_path / "weighing.json"
     result = subprocess.run([sys.executable, "-m", "benchmarks.fit_weighing", "--sets", "train9,train10",
                              "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "| train9 | 224 |" in result.stdout and "| train10 | 221 |" in result.stdout
     weighing = Weighing.read(out)
-    assert weighing.sets == ("train9", "train10")
-    assert weighing.weights["verifier_log_odds"] > 0
+    assert weighing.sets == ("train9", "train10") and weighing.trees
 
 
-def test_weights_without_every_feature_are_refused(tmp_path):
+def test_the_trees_written_give_scikit_learns_probabilities():
+    """fit_weighing reads the fitted trees from scikit-learn's private attributes: the walk must agree with
+    predict_proba, on the features of sentences like the labeler's."""
+    from benchmarks.fit_weighing import fit, weighing_of
+
+    rng = np.random.default_rng(7)
+    data = []
+    for _ in range(600):
+        x = [float(rng.random() < 0.2) for _ in CHECKS] + [rng.uniform(0.3, 1.0), rng.normal(0, 2),
+                                                          float(rng.random() < 0.3), rng.uniform(0, 0.5),
+                                                          float(rng.random() < 0.2), float(rng.integers(0, 3)),
+                                                          float(rng.integers(0, 2)), float(rng.integers(0, 6)),
+                                                          rng.uniform(-1, 0.2), rng.uniform(-1, 0.2)]
+        error = x[8] + 2 * sum(x[:7]) - 3 * (x[7] - 0.6) + rng.normal(0, 1) > 0.5
+        data.append({"x": x, "error": bool(error)})
+    model = fit(data)
+    weighing = weighing_of(model)
+    expected = model.predict_proba(np.array([row["x"] for row in data]))[:, 1]
+    assert [weighing.probability_of(row["x"]) for row in data] == pytest.approx(list(expected), abs=1e-9)
+
+
+def test_a_weighing_of_other_features_is_refused(tmp_path):
     path = tmp_path / "weighing.json"
-    path.write_text('{"weights": {"absent": 1.0}, "bias": 0.0}', encoding="utf-8")
-    with pytest.raises(ValueError, match="has no weight for conflicts, far_detail"):
+    path.write_text('{"features": ["absent"], "baseline": 0.0, "trees": []}', encoding="utf-8")
+    with pytest.raises(ValueError, match="weighs other features than the labeler computes"):
+        Weighing.read(path)
+
+
+def test_a_tree_that_points_outside_itself_is_refused(tmp_path):
+    import json
+
+    path = tmp_path / "weighing.json"
+    path.write_text(json.dumps({"features": list(FEATURES), "baseline": 0.0,
+                                "trees": [[[0, 0.5, 1, 7, 0.0], [-1, 0, 0, 0, 0.1]]]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="points outside its tree"):
         Weighing.read(path)
