@@ -3,7 +3,7 @@ similarity alone (the first offline labeler) against the rule-based checks and a
 verifier.
 
     python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train42|both|tuning|calibration|
-                                              blind|blind2|...|blind6] [--threshold 0.55] [--demo] [--show]
+                                              blind|blind2|...|blind7] [--threshold 0.55] [--demo] [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
 domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases, fused
@@ -37,12 +37,12 @@ CALIBRATION = ["train9", "train10", *(f"train{n}" for n in range(15, 19)), *(f"t
 SETS = {**{name: [name] for name in TUNING}, "both": ["dev", "eval"], "tuning": TUNING,
         "calibration": CALIBRATION,
         "blind": ["blind"], "blind2": ["blind2"], "blind3": ["blind3"], "blind4": ["blind4"], "blind5": ["blind5"],
-        "blind6": ["blind6"]}
+        "blind6": ["blind6"], "blind7": ["blind7"]}
 # Written by people who had not seen the labeler; never printed, never tuned on. Each was run once and is spent since:
 # "blind" against the v3 checks, "blind2" against v4, "blind3" against the verifier (v5) and the checks (v4.1),
-# "blind4" against v6 (the checks and the verifier together) and v4.1, "blind5" against v7 (weighed), v6, v4.2 and v4.1.
-# "blind6" has not been run.
-HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5", "blind6"}
+# "blind4" against v6 (the checks and the verifier together) and v4.1, "blind5" against v7 (weighed), v6, v4.2 and v4.1,
+# "blind6" against v8 (two verifiers, weighed by trees), v7 and v4.2, "blind7" against v8.
+HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"}
 
 
 def load(name: str) -> list[dict]:
