@@ -5,7 +5,6 @@ workers); the document task that brings the progress to the total finishes the j
 """
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from corpus.models import Document, Job, Project, job_start
@@ -66,8 +65,7 @@ def job_run_document(job_id: int, document_id: int) -> None:
     else:
         job_record(job_id, report)
     finally:
-        Job.objects.filter(pk=job_id).update(progress=F("progress") + 1, message=f"{document.uid} done")
-        Job.finish_if_complete(job_id)
+        Job.part_done(job_id, document_id, f"{document.uid} done")
 
 
 @transaction.atomic

@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from assist import embeddings
@@ -98,8 +97,7 @@ def evaluator_run_document(job_id: int, document_id: int) -> None:
     else:
         job_record(job_id, report)
     finally:
-        Job.objects.filter(pk=job_id).update(progress=F("progress") + 1, message=f"{document.uid} done")
-        Job.finish_if_complete(job_id)
+        Job.part_done(job_id, document_id, f"{document.uid} done")
 
 
 def keyfacts_for(document: Document) -> tuple[list[str], str]:

@@ -143,6 +143,20 @@ class Job(models.Model):
             part.delay(self.pk, document_id)
 
     @classmethod
+    def part_done(cls, pk: int, document_id: int, message: str = "") -> None:
+        """A per-document task is through with its document (done or failed): the progress counts each document
+        once, however often its task ran (a message is delivered at least once: one redelivered while its first run
+        was still going runs twice), and the task that counts the last document ends the row."""
+        with transaction.atomic():
+            job = cls.objects.select_for_update().get(pk=pk)
+            done = job.result.setdefault("documents_done", [])
+            if document_id not in done:
+                done.append(document_id)
+            job.progress, job.message = len(done), message[:300]
+            job.save(update_fields=["result", "progress", "message"])
+        cls.finish_if_complete(pk)
+
+    @classmethod
     def finish_if_complete(cls, pk: int) -> None:
         """For work split into parallel tasks (one per document): the task that brings progress to the total ends
         the row, failed if any task recorded an error in `result["errors"]`."""
