@@ -74,11 +74,9 @@ def features(found: Evidence, dialogue: bool) -> list[float]:
         raise ValueError("the evidence is weighed only where the verifier ran")
     p = min(max(found.verifier, CLIP), 1 - CLIP)
     probes = found.probes
-    return [float(bool(found.absent)), float(bool(found.conflicts)), float(bool(found.far_detail)),
-            float(bool(found.name_probe)), float(bool(found.opposites)), float(bool(found.reversed)),
-            float(bool(found.opposite_probe)), found.score, math.log(p / (1 - p)), float(dialogue),
-            found.score - found.far.score if found.far else 0.0, float(found.outside), float(len(found.unknown_names)),
-            float(len(found.derived)), float(len(found.checked)),
+    return [*(float(bool(getattr(found, check))) for check in CHECKS), found.score, math.log(p / (1 - p)),
+            float(dialogue), found.score - found.far.score if found.far else 0.0, float(found.outside),
+            float(len(found.unknown_names)), float(len(found.derived)), float(len(found.checked)),
             probes[NAME].gain if NAME in probes else NOT_PROBED,
             probes[OPPOSITE_WORD].gain if OPPOSITE_WORD in probes else NOT_PROBED]
 
