@@ -3,7 +3,8 @@ similarity alone (the first offline labeler) against the rule-based checks and a
 verifier.
 
     python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train42|both|tuning|calibration|
-                                              blind|blind2|...|blind7] [--threshold 0.55] [--demo] [--show]
+                                              blind|blind2|...|blind10|blind8-10] [--threshold 0.55] [--demo]
+                                              [--show]
 
 The sets (benchmarks/data/offline_judge_*.jsonl, one document a line) were written for this benchmark, in several
 domains, each sentence labeled with the error planted in it (or "no_error" for faithful paraphrases, fused
@@ -14,7 +15,9 @@ trained on the others, and its weighing with the checks fitted on train9, train1
 train27-train42, `--set calibration`, benchmarks/fit_weighing.py). The blind
 sets were written by someone who never saw the checks; they are reported apart from the tuning sets, and their
 sentences are never printed (`--show` is refused for them), so that nobody tunes on them. `--set both` is dev and
-eval, `--set tuning` every tuning set.
+eval, `--set tuning` every tuning set. Where a run takes several sets, the sentences of all of them are also
+counted together, with a 95% interval from resampling whole documents (a document's sentences share its writer and
+its wording, so they are not independent draws).
 Documents are segmented as the import does (corpus.segmentation), sentences embedded with the configured model.
 `--demo` also counts how many sentences of the demo dataset (annotation/demo/demo.jsonl) each labeler flags, and
 how many of the demo's planted errors (listed below by hand, never used for tuning) it catches.
@@ -37,12 +40,17 @@ CALIBRATION = ["train9", "train10", *(f"train{n}" for n in range(15, 19)), *(f"t
 SETS = {**{name: [name] for name in TUNING}, "both": ["dev", "eval"], "tuning": TUNING,
         "calibration": CALIBRATION,
         "blind": ["blind"], "blind2": ["blind2"], "blind3": ["blind3"], "blind4": ["blind4"], "blind5": ["blind5"],
-        "blind6": ["blind6"], "blind7": ["blind7"]}
+        "blind6": ["blind6"], "blind7": ["blind7"], "blind8": ["blind8"], "blind9": ["blind9"],
+        "blind10": ["blind10"], "blind8-10": ["blind8", "blind9", "blind10"]}
 # Written by people who had not seen the labeler; never printed, never tuned on. Each was run once and is spent since:
 # "blind" against the v3 checks, "blind2" against v4, "blind3" against the verifier (v5) and the checks (v4.1),
 # "blind4" against v6 (the checks and the verifier together) and v4.1, "blind5" against v7 (weighed), v6, v4.2 and v4.1,
-# "blind6" against v8 (two verifiers, weighed by trees), v7 and v4.2, "blind7" against v8.
-HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"}
+# "blind6" against v8 (two verifiers, weighed by trees), v7 and v4.2, "blind7" against v8. "blind8" to "blind10"
+# are measured together (`--set blind8-10`, the sentences pooled), once.
+HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"}
+# Resampling the documents of pooled sets for a 95% interval of the balanced accuracy.
+DRAWS = 5000
+SEED = 20261130
 
 
 def load(name: str) -> list[dict]:
@@ -114,6 +122,23 @@ def report(rows) -> dict:
     }
 
 
+def interval(documents_rows: list[list[tuple]], draws: int = DRAWS) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the balanced accuracy over documents drawn with replacement."""
+    import numpy as np
+
+    counts = np.array([[sum(planted != "no_error" for planted, *_ in rows),
+                        sum(planted != "no_error" and predicted != "no_error" for planted, predicted, *_ in rows),
+                        sum(planted == "no_error" for planted, *_ in rows),
+                        sum(planted == "no_error" and predicted == "no_error" for planted, predicted, *_ in rows)]
+                       for rows in documents_rows], dtype=float)
+    drawn = np.random.default_rng(SEED).integers(0, len(counts), size=(draws, len(counts)))
+    errors, caught, faithful, passed = counts[drawn].sum(axis=1).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = (caught / errors + passed / faithful) / 2
+    low, high = np.nanpercentile(accuracy, [2.5, 97.5])
+    return float(low), float(high)
+
+
 # The demo's planted errors, found by reading annotation/demo/demo.jsonl against its documents: (uid, model,
 # sentence index). They are counted, never tuned on.
 DEMO_PLANTED: set[tuple[str, str, int]] = {
@@ -182,6 +207,7 @@ def main() -> None:
     # The model's first load would otherwise be counted in the first document's time.
     for backend in backends.values():
         backend.label_summary(["A sentence."], ["A sentence."])
+    by_document = {label: [] for label in backends}  # Each labeler's rows, one list per document of every set.
     for name in names:
         documents = load(name)
         domains = sorted({d["domain"] for d in documents})
@@ -192,8 +218,10 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for label, backend in backends.items():
             started = time.perf_counter()
-            rows = judged(backend, documents)
+            per_document_rows = [judged(backend, [document]) for document in documents]
             per_document = (time.perf_counter() - started) / len(documents)
+            by_document[label] += per_document_rows
+            rows = [row for document_rows in per_document_rows for row in document_rows]
             result = report(rows)
             recall = ", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items())
             per_category = ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items())
@@ -204,6 +232,19 @@ def main() -> None:
                 for planted, predicted, sentence, reason in rows:
                     mark = "ok " if (planted == "no_error") == (predicted == "no_error") else "XX "
                     print(f"   {mark}{planted:>14} -> {predicted:<14} {sentence}\n{'':22}{reason}")
+    if len(names) > 1:
+        print(f"\nall {len(names)} sets pooled ({', '.join(names)}); 95% interval from {DRAWS} resamplings of the "
+              f"{len(by_document[next(iter(backends))])} documents")
+        print("| labeler | sentences | errors | balanced accuracy | 95% interval | TPR | TNR "
+              "| recall per error category | flagged per planted category |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for label, documents_rows in by_document.items():
+            result = report([row for rows in documents_rows for row in rows])
+            low, high = interval(documents_rows)
+            recall = ", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items())
+            per_category = ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items())
+            print(f"| {label} | {result['sentences']} | {result['errors']} | {result['balanced_accuracy']:.3f} "
+                  f"| {low:.3f}-{high:.3f} | {result['tpr']:.3f} | {result['tnr']:.3f} | {recall} | {per_category} |")
     if args.set in ("both", "tuning"):
         from assist.calibration import balanced_accuracy as at_threshold
         from assist.calibration import choose_threshold
