@@ -9,7 +9,7 @@ of its own sentences, word for word, labeled 0 (they are what a faithful extract
 the document's wording is not learned as a sign of error. With `--made`, benchmarks/synthetic_errors.py's examples
 are added too (near-copies labeled faithful, reworded sentences with one planted error).
 
-The shipped verifier has two members, whose log-odds it averages (assist/llm/offline_verifier.MEMBERS). The first
+The shipped verifier has three members, whose log-odds it averages (assist/llm/offline_verifier.MEMBERS). The first
 was trained in two stages (its meta.json records both):
 
     python -m benchmarks.train_verifier --out DIR \
@@ -24,6 +24,12 @@ and meta_continued.json; its meta.json records all three stages):
         --learning-rate 5e-5 --copies 6 --made \
         --sets train11,train12,train13,train14,train19,train20,train21,train22,train23,train24,train25,train26
 
+The third continued the second for a fourth stage, on sets whose writers planted twice as many relation errors
+(renamed verifier_relations.safetensors and meta_relations.json):
+
+    python -m benchmarks.train_verifier --start assist/llm/verifier/verifier_continued.safetensors --out DIR3 \
+        --epochs 2 --learning-rate 5e-5 --copies 6 --made --sets train43,train44,...,train58
+
 The first stage's writers mostly reworded their faithful sentences and copied their errors closely; the second
 stage's were asked to mix both, and the made examples break the same link (RESULTS.md). The first stage ran before
 batches were grouped by length (`batches`), in plain shuffled order, so this script repeats it with other weights;
@@ -33,8 +39,8 @@ The held-out sets (benchmarks/offline_judge.HELD_OUT) are refused: they measure 
 calibration sets (CALIBRATION) are left out of the default `--sets`: they fit the weighing of its score with the
 checks (benchmarks/fit_weighing.py).
 Seeded, on the CPU: the same sets and settings give the same weights on the same machine (26 minutes on two shared
-cores for the first stage, 4 for the second, 11 for the third). `--predict` also writes the saved model's scores for
-the sentences of sets it was not trained on.
+cores for the first stage, 4 for the second, 11 for the third, 15 for the fourth). `--predict` also writes the saved
+model's scores for the sentences of sets it was not trained on.
 """
 
 import argparse
@@ -150,6 +156,12 @@ def batches(data: list, rng: random.Random) -> list[list]:
     return out
 
 
+def meta_of(weights: Path) -> Path:
+    """The meta.json that goes with a member's weights: verifier.safetensors has meta.json beside it, and
+    verifier_<name>.safetensors meta_<name>.json (offline_verifier.MEMBERS)."""
+    return weights.with_name("meta" + weights.name.removeprefix("verifier").removesuffix(".safetensors") + ".json")
+
+
 def save(model, out: Path, meta: dict) -> None:
     import torch
     from safetensors.torch import save_file
@@ -203,7 +215,7 @@ def main() -> None:
         "examples": len(data), "errors": sum(label for _, _, label in data), "training_seconds": seconds,
     }
     if start is not None:
-        earlier = json.loads(start.with_name("meta.json").read_text(encoding="utf-8"))
+        earlier = json.loads(meta_of(start).read_text(encoding="utf-8"))
         # The sets of every stage, so that a held-out check sees all that trained the weights.
         meta = {**meta, "sets": list(dict.fromkeys([*earlier["sets"], *names])), "stage_sets": names,
                 "continued_from": earlier}

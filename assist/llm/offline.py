@@ -66,7 +66,7 @@ from .offline_probes import NAME_JOIN, NAME_SOURCES, OPPOSITE_WORD, Probe, probe
 from .offline_verifier import passage
 
 # The checks with the shipped verifier and weighing: bump it when either is retrained or refitted.
-PROMPT_VERSION = "offline-checks/v8"
+PROMPT_VERSION = "offline-checks/v9"
 # The checks alone; v4.1: a name is stated where its other words are; v4.2: a speaker's name in each of their turns.
 CHECKS_VERSION = "offline-checks/v4.2"
 QUOTE_WORDS = 12

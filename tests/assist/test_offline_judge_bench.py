@@ -1,6 +1,6 @@
 """The offline judge benchmark's pooled figure: its interval resamples whole documents."""
 
-from benchmarks.offline_judge import SETS, HELD_OUT, interval, report
+from benchmarks.offline_judge import HELD_OUT, SETS, interval, report
 
 
 def rows(*pairs):

@@ -38,7 +38,20 @@ def test_the_shipped_verifier_was_trained_on_tuning_sets_only():
     assert sets and sets <= set(TUNING)
     assert not sets & HELD_OUT
     assert not sets & set(CALIBRATION)
-    assert len(verifier.meta["members"]) == 2
+    assert len(verifier.meta["members"]) == 3
+
+
+def test_each_member_records_the_stages_that_trained_it():
+    # A continued member's meta.json holds the one it continued from, read beside its starting weights; its sets are
+    # those of every stage, so the held-out and calibration checks above see them all.
+    from benchmarks.train_verifier import meta_of
+
+    for weights, meta in offline_verifier.MEMBERS:
+        assert meta_of(weights) == meta
+    metas = offline_verifier.shared().meta["members"]
+    for earlier, later in zip(metas, metas[1:]):
+        assert later["continued_from"]["sets"] == earlier["sets"]
+        assert later["sets"] == list(dict.fromkeys([*earlier["sets"], *later["stage_sets"]]))
 
 
 def test_the_verifier_averages_its_members_log_odds():
@@ -163,7 +176,7 @@ def test_the_verifier_is_on_by_default_and_the_setting_turns_it_off(settings):
 
     default = build_backend("offline", backend_config())
     assert default.verifier is offline_verifier.shared()
-    assert default.prompt_version == "offline-checks/v8 threshold=0.4"
+    assert default.prompt_version == "offline-checks/v9 threshold=0.4"
     [found] = default.findings(SOURCE, ["The depot will hold 120 buses."], default.encode(SOURCE),
                                default.encode(["The depot will hold 120 buses."]))
     assert 0.0 < found.verifier < 1.0 and 0.0 < found.weighed < 1.0
