@@ -46,8 +46,8 @@ SETS = {**{name: [name] for name in TUNING}, "both": ["dev", "eval"], "tuning": 
 # Written by people who had not seen the labeler; never printed, never tuned on. Each was run once and is spent since:
 # "blind" against the v3 checks, "blind2" against v4, "blind3" against the verifier (v5) and the checks (v4.1),
 # "blind4" against v6 (the checks and the verifier together) and v4.1, "blind5" against v7 (weighed), v6, v4.2 and v4.1,
-# "blind6" against v8 (two verifiers, weighed by trees), v7 and v4.2, "blind7" against v8. "blind8" to "blind10"
-# are measured together (`--set blind8-10`, the sentences pooled), once.
+# "blind6" against v8 (two verifiers, weighed by trees), v7 and v4.2, "blind7" against v8, "blind8" to "blind10"
+# together (`--set blind8-10`, the sentences pooled) against v9 (three verifiers), v8 and v4.2.
 HELD_OUT = {"blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"}
 # Resampling the documents of pooled sets for a 95% interval of the balanced accuracy.
 DRAWS = 5000
