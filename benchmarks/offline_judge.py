@@ -2,7 +2,7 @@
 similarity alone (the first offline labeler) against the rule-based checks and against the checks weighed with the
 verifier.
 
-    python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train42|both|tuning|calibration|
+    python -m benchmarks.offline_judge [--set dev|eval|tune2..tune5|train1..train58|both|tuning|calibration|
                                               blind|blind2|...|blind10|blind8-10] [--threshold 0.55] [--demo]
                                               [--show]
 
@@ -13,10 +13,9 @@ reversals, number swaps and unsupported claims) and tune3-tune5 (written by thre
 checks; the v4 thresholds were chosen on all six), and train1-train58 (more such writers; those of train43-train58
 planted twice as many relation errors; the verifier was trained on the others, and its weighing with the checks
 fitted on train9, train10, train15-train18 and train27-train42, `--set calibration`, benchmarks/fit_weighing.py).
-The blind
-sets were written by someone who never saw the checks; they are reported apart from the tuning sets, and their
-sentences are never printed (`--show` is refused for them), so that nobody tunes on them. `--set both` is dev and
-eval, `--set tuning` every tuning set. Where a run takes several sets, the sentences of all of them are also
+The blind sets were written by someone who never saw the checks; they are reported apart from the tuning sets, and
+their sentences are never printed (`--show` is refused for them), so that nobody tunes on them. `--set both` is dev
+and eval, `--set tuning` every tuning set. Where a run takes several sets, the sentences of all of them are also
 counted together, with a 95% interval from resampling whole documents (a document's sentences share its writer and
 its wording, so they are not independent draws).
 Documents are segmented as the import does (corpus.segmentation), sentences embedded with the configured model.
