@@ -122,6 +122,12 @@ def report(rows) -> dict:
     }
 
 
+def by_category(result: dict) -> tuple[str, str]:
+    """A report's recall per error category and flagged per planted category, as the tables print them."""
+    return (", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items()),
+            ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items()))
+
+
 def interval(documents_rows: list[list[tuple]], draws: int = DRAWS) -> tuple[float, float]:
     """The 2.5th and 97.5th percentiles of the balanced accuracy over documents drawn with replacement."""
     import numpy as np
@@ -223,8 +229,7 @@ def main() -> None:
             by_document[label] += per_document_rows
             rows = [row for document_rows in per_document_rows for row in document_rows]
             result = report(rows)
-            recall = ", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items())
-            per_category = ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items())
+            recall, per_category = by_category(result)
             print(f"| {label} | {result['sentences']} | {result['errors']} | {result['balanced_accuracy']:.3f} "
                   f"| {result['tpr']:.3f} | {result['tnr']:.3f} | {recall} | {per_category} "
                   f"| {result['right_category']}/{result['errors']} | {per_document:.2f} |")
@@ -241,8 +246,7 @@ def main() -> None:
         for label, documents_rows in by_document.items():
             result = report([row for rows in documents_rows for row in rows])
             low, high = interval(documents_rows)
-            recall = ", ".join(f"{c} {v:.2f}" for c, v in result["recall_by_category"].items())
-            per_category = ", ".join(f"{c} {v}" for c, v in result["flagged_by_category"].items())
+            recall, per_category = by_category(result)
             print(f"| {label} | {result['sentences']} | {result['errors']} | {result['balanced_accuracy']:.3f} "
                   f"| {low:.3f}-{high:.3f} | {result['tpr']:.3f} | {result['tnr']:.3f} | {recall} | {per_category} |")
     if args.set in ("both", "tuning"):
